@@ -1,0 +1,60 @@
+"""Atomic, durable file writes: a reader sees the old file or the whole new one, never a torn one."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, writer: Callable[[Path], None], *, replace: bool = True) -> None:
+    """Call ``writer(tmp)`` on a temporary sibling of ``path``, fsync it, then rename it into place.
+
+    With ``replace=False`` an existing ``path`` is an error (used for results, which are never
+    edited); the check and the rename are made race-free by ``os.link``.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        writer(tmp)
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        if replace:
+            os.replace(tmp, path)
+        else:
+            os.link(tmp, path)  # raises FileExistsError instead of overwriting
+            tmp.unlink()
+        _fsync_dir(path.parent)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def write_bytes_atomic(path: Path, data: bytes, *, replace: bool = True) -> None:
+    write_atomic(path, lambda tmp: tmp.write_bytes(data), replace=replace)
+
+
+def write_json_atomic(path: Path, obj: Any, *, replace: bool = True) -> None:
+    data = (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode()
+    write_bytes_atomic(path, data, replace=replace)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

@@ -1,0 +1,91 @@
+"""What every problem provides: a state schema, host-side expansion of the search tree, symmetry weights.
+
+A state is a partial solution: the placed prefix (one value per locked row or column) plus the
+problem's derived columns (bitmasks) and the symmetry ``weight`` it stands for. States travel as
+:class:`StateBatch` between the pool generator, the Parquet files and the kernels.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from permenum.errors import UserError
+from permenum.known import known
+
+
+@dataclass
+class StateBatch:
+    """Column-oriented states: ``prefix`` is (rows, depth) uint8, ``weight`` (rows,) uint8."""
+
+    prefix: np.ndarray
+    weight: np.ndarray
+    masks: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.weight.shape[0])
+
+    @property
+    def depth(self) -> int:
+        return int(self.prefix.shape[1])
+
+    def take(self, index: np.ndarray | slice) -> "StateBatch":
+        return StateBatch(self.prefix[index], self.weight[index], {k: v[index] for k, v in self.masks.items()})
+
+    def to_table(self) -> pa.Table:
+        """One row per state: mask columns, ``prefix`` as fixed-size list<uint8>, ``weight``."""
+        arrays: dict[str, pa.Array] = {k: pa.array(v) for k, v in self.masks.items()}
+        flat = pa.array(np.ascontiguousarray(self.prefix, dtype=np.uint8).reshape(-1))
+        arrays["prefix"] = pa.FixedSizeListArray.from_arrays(flat, max(self.depth, 0)) if self.depth else pa.array(
+            [[]] * len(self), type=pa.list_(pa.uint8(), 0)
+        )
+        arrays["weight"] = pa.array(self.weight.astype(np.uint8))
+        return pa.table(arrays)
+
+    @classmethod
+    def from_table(cls, table: pa.Table, mask_names: tuple[str, ...]) -> "StateBatch":
+        prefix_col = table.column("prefix").combine_chunks()
+        depth = prefix_col.type.list_size
+        flat = prefix_col.values.to_numpy(zero_copy_only=False).astype(np.uint8)
+        prefix = flat.reshape(len(table), depth)
+        weight = table.column("weight").to_numpy().astype(np.uint8)
+        masks = {k: table.column(k).to_numpy() for k in mask_names}
+        return cls(prefix, weight, masks)
+
+
+class Problem(ABC):
+    """One enumeration problem. Subclasses are stateless; ``n`` is passed to every call."""
+
+    name: str
+    min_n: int
+    max_n: int
+    total_series: str
+    classes_series: str
+    mask_names: tuple[str, ...] = ()
+    symmetry_modes: tuple[str, ...] = ("mirror", "none")
+    default_symmetry: str = "mirror"
+
+    def check_n(self, n: int) -> None:
+        if not self.min_n <= n <= self.max_n:
+            raise UserError(f"{self.name}: n={n} is outside what the kernel supports ({self.min_n}..{self.max_n})")
+
+    def check_symmetry(self, symmetry: str) -> None:
+        if symmetry not in self.symmetry_modes:
+            raise UserError(f"{self.name}: unknown symmetry mode {symmetry!r} (choose from {', '.join(self.symmetry_modes)})")
+
+    @abstractmethod
+    def root(self, n: int, symmetry: str) -> StateBatch:
+        """The states after the first locked row/column, dead ends removed."""
+
+    @abstractmethod
+    def expand(self, n: int, batch: StateBatch, symmetry: str) -> StateBatch:
+        """Every child of every state one level deeper, dead ends removed, in (parent, value) order."""
+
+    def known_total(self, n: int) -> int | None:
+        return known(self.total_series, n)
+
+    def known_classes(self, n: int) -> int | None:
+        return known(self.classes_series, n)

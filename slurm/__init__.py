@@ -1,0 +1,1 @@
+"""Throwaway real SLURM clusters for integration tests."""

@@ -1,0 +1,444 @@
+"""Bring up a real, private, single-node SLURM cluster (Debian slurm-wlm 22.05).
+
+Tests need a genuine scheduler without systemd, /etc/slurm or a shared munge,
+so everything (munge key and socket, config, spool, state, logs, pid files)
+lives under one ``state_dir`` and the daemons listen on free ports. Daemons
+are only ever stopped by the pids recorded in ``state_dir/pids.json``, so an
+unrelated cluster on the same host is never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Mapping
+
+__all__ = ["ClusterError", "ClusterInfo", "up", "down", "status", "ensure_installed"]
+
+#: Binaries the cluster needs; absent ones trigger install_deps.sh.
+REQUIRED_BINARIES = ("slurmctld", "slurmd", "munged", "sbatch")
+#: Order matters: slurmd before slurmctld before munged (auth last to go).
+_DAEMONS = ("slurmd", "slurmctld", "munged")
+_UP_TIMEOUT = 30.0
+_LOG_TAIL_LINES = 30
+
+
+class ClusterError(RuntimeError):
+    """A cluster step failed; carries enough context to debug without a shell."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        cmd: list[str] | None = None,
+        returncode: int | None = None,
+        stdout: str = "",
+        stderr: str = "",
+        log_tail: str = "",
+    ) -> None:
+        self.cmd = cmd
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+        self.log_tail = log_tail
+        parts = [message]
+        if cmd is not None:
+            parts.append(f"command: {cmd!r}")
+        if returncode is not None:
+            parts.append(f"exit code: {returncode}")
+        if stdout.strip():
+            parts.append(f"stdout:\n{stdout.rstrip()}")
+        if stderr.strip():
+            parts.append(f"stderr:\n{stderr.rstrip()}")
+        if log_tail.strip():
+            parts.append(f"log tail:\n{log_tail.rstrip()}")
+        super().__init__("\n".join(parts))
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    """What a client needs: run sbatch/squeue with ``os.environ | env``."""
+
+    state_dir: Path
+    conf_path: Path
+    env: dict[str, str] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _run(
+    cmd: list[str],
+    env: Mapping[str, str] | None = None,
+    timeout: float = 60.0,
+) -> subprocess.CompletedProcess[str]:
+    """Run one command (never via a shell) and raise ClusterError on any failure.
+
+    ``env`` is layered over os.environ so callers only pass what differs.
+    """
+    full_env = {**os.environ, **env} if env is not None else None
+    try:
+        proc = subprocess.run(
+            cmd,
+            env=full_env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise ClusterError(f"executable not found: {exc}", cmd=cmd) from exc
+    except subprocess.TimeoutExpired as exc:
+        raise ClusterError(
+            f"timed out after {timeout}s",
+            cmd=cmd,
+            stdout=_text(exc.stdout),
+            stderr=_text(exc.stderr),
+        ) from exc
+    if proc.returncode != 0:
+        raise ClusterError(
+            "command failed",
+            cmd=cmd,
+            returncode=proc.returncode,
+            stdout=proc.stdout,
+            stderr=proc.stderr,
+        )
+    return proc
+
+
+def _text(data: str | bytes | None) -> str:
+    if data is None:
+        return ""
+    return data.decode(errors="replace") if isinstance(data, bytes) else data
+
+
+def _tail(path: Path, lines: int = _LOG_TAIL_LINES) -> str:
+    """Last lines of a log, so errors show the daemon's own complaint."""
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError as exc:
+        return f"<cannot read {path}: {exc}>"
+
+
+def _paths(state_dir: Path) -> dict[str, Path]:
+    """Single source of truth for the layout (the template mirrors it)."""
+    return {
+        "conf": state_dir / "slurm.conf",
+        "pids": state_dir / "pids.json",
+        "munge_dir": state_dir / "munge",
+        "munge_key": state_dir / "munge" / "munge.key",
+        "munge_socket": state_dir / "munge" / "munge.socket",
+        "munge_pid": state_dir / "munge" / "munged.pid",
+        "munge_log": state_dir / "munge" / "munged.log",
+        "munge_seed": state_dir / "munge" / "munged.seed",
+        "run": state_dir / "run",
+        "log": state_dir / "log",
+        "ctld": state_dir / "ctld",
+        "spool": state_dir / "spool",
+        "slurmctld_pid": state_dir / "run" / "slurmctld.pid",
+        "slurmd_pid": state_dir / "run" / "slurmd.pid",
+        "slurmctld_log": state_dir / "log" / "slurmctld.log",
+        "slurmd_log": state_dir / "log" / "slurmd.log",
+    }
+
+
+def _client_env(conf: Path) -> dict[str, str]:
+    return {"SLURM_CONF": str(conf)}
+
+
+def _free_ports(count: int) -> list[int]:
+    """Ask the kernel for distinct free ports, avoiding SLURM's defaults.
+
+    All sockets stay open until every port is chosen, so they are distinct.
+    """
+    socks: list[socket.socket] = []
+    ports: list[int] = []
+    try:
+        while len(ports) < count:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+            port = s.getsockname()[1]
+            if port not in (6817, 6818, 6819) and port not in ports:
+                ports.append(port)
+    finally:
+        for s in socks:
+            s.close()
+    return ports
+
+
+def _real_memory_mb() -> int:
+    """RealMemory a bit below what is free, so slurmd never drains the node."""
+    meminfo = Path("/proc/meminfo").read_text()
+    m = re.search(r"^MemAvailable:\s+(\d+)\s+kB", meminfo, re.MULTILINE)
+    if m is None:
+        m = re.search(r"^MemFree:\s+(\d+)\s+kB", meminfo, re.MULTILINE)
+    avail_mb = int(m.group(1)) // 1024 if m else 1024
+    return max(1, int(avail_mb * 0.9))
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return []
+    return [a.decode(errors="replace") for a in raw.split(b"\0") if a]
+
+
+def _alive(pid: int, daemon: str) -> bool:
+    """True if pid runs `daemon` and is not a zombie (guards against pid reuse)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    if stat.rpartition(")")[2].split()[:1] == ["Z"]:
+        return False
+    argv = _cmdline(pid)
+    return bool(argv) and os.path.basename(argv[0]) == daemon
+
+
+def _read_pids(state_dir: Path) -> dict[str, int]:
+    try:
+        data = json.loads(_paths(state_dir)["pids"].read_text())
+    except (OSError, ValueError):
+        return {}
+    return {k: int(v) for k, v in data.items() if k in _DAEMONS}
+
+
+def _write_pids(state_dir: Path, pids: Mapping[str, int]) -> None:
+    path = _paths(state_dir)["pids"]
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(dict(pids), indent=2, sort_keys=True) + "\n")
+    tmp.replace(path)
+
+
+def _wait_pidfile(pidfile: Path, daemon: str, log: Path, cmd: list[str], timeout: float = 15.0) -> int:
+    """Daemons fork then write their pid file; wait for a live pid in it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            pid = int(pidfile.read_text().strip())
+        except (OSError, ValueError):
+            pid = 0
+        if pid and _alive(pid, daemon):
+            return pid
+        time.sleep(0.1)
+    raise ClusterError(
+        f"{daemon} did not come up (no live pid in {pidfile})", cmd=cmd, log_tail=_tail(log)
+    )
+
+
+def _render_conf(state_dir: Path, values: Mapping[str, str]) -> str:
+    """Fill templates/slurm.conf.in; unknown or leftover placeholders are bugs."""
+    template = (resources.files(__package__) / "templates" / "slurm.conf.in").read_text()
+
+    def sub(m: re.Match[str]) -> str:
+        key = m.group(1)
+        if key not in values:
+            raise ClusterError(f"slurm.conf template placeholder @{key}@ has no value")
+        return str(values[key])
+
+    return re.sub(r"@([A-Z_]+)@", sub, template)
+
+
+def _existing_cluster_name(conf: Path) -> str | None:
+    """Reuse the name on restart: slurmctld refuses a StateSaveLocation of another cluster."""
+    try:
+        m = re.search(r"^ClusterName=(\S+)", conf.read_text(), re.MULTILINE)
+    except OSError:
+        return None
+    return m.group(1) if m else None
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def ensure_installed() -> None:
+    """Install slurm-wlm + munge via install_deps.sh if any needed binary is missing."""
+    if all(_which(b) for b in REQUIRED_BINARIES):
+        return
+    script = resources.files(__package__) / "install_deps.sh"
+    with resources.as_file(script) as path:
+        _run(["bash", str(path)], timeout=900)
+    missing = [b for b in REQUIRED_BINARIES if not _which(b)]
+    if missing:
+        raise ClusterError(f"still missing after install_deps.sh: {missing}")
+
+
+def _which(name: str) -> str | None:
+    from shutil import which
+
+    return which(name) or which(name, path="/usr/sbin:/sbin:/usr/local/sbin")
+
+
+def up(state_dir: Path, cpus: int | None = None) -> ClusterInfo:
+    """Start munged, slurmctld and slurmd for ``state_dir``; return once the node is idle.
+
+    Idempotent: if the recorded daemons are all alive, their info is returned.
+    A half-dead cluster is stopped (by recorded pid) and started afresh.
+    """
+    state_dir = Path(state_dir).absolute()
+    p = _paths(state_dir)
+    info = ClusterInfo(state_dir, p["conf"], _client_env(p["conf"]))
+    pids = _read_pids(state_dir)
+    if pids and all(_alive(pids.get(d, 0), d) for d in _DAEMONS):
+        return info
+    if pids:
+        down(state_dir)
+
+    # munged insists that the socket dir and its parents be world-searchable and
+    # not group/other-writable, so directories are 0755 (the key itself is 0400).
+    for key in ("run", "log", "ctld", "spool", "munge_dir"):
+        p[key].mkdir(parents=True, exist_ok=True)
+    for d in (state_dir, p["munge_dir"]):
+        d.chmod(0o755)
+
+    key = p["munge_key"]
+    if not key.exists():
+        fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(secrets.token_bytes(1024))
+    key.chmod(0o400)
+
+    host = _run(["hostname", "-s"]).stdout.strip()
+    ctld_port, slurmd_port = _free_ports(2)
+    values = {
+        "CLUSTER_NAME": _existing_cluster_name(p["conf"]) or f"pe{secrets.token_hex(4)}",
+        "HOST": host,
+        "CTLD_PORT": str(ctld_port),
+        "SLURMD_PORT": str(slurmd_port),
+        "MUNGE_SOCKET": str(p["munge_socket"]),
+        "STATE_DIR": str(state_dir),
+        "CPUS": str(cpus if cpus is not None else len(os.sched_getaffinity(0))),
+        "REAL_MEMORY": str(_real_memory_mb()),
+    }
+    if any(c in str(state_dir) for c in '"\n'):
+        raise ClusterError(f"state_dir cannot be quoted in slurm.conf: {state_dir!r}")
+    p["conf"].write_text(_render_conf(state_dir, values))
+
+    pids = {}
+    try:
+        # --force: munged rejects a socket whose ancestors are not world-searchable
+        # (e.g. pytest's 0700 /tmp/pytest-of-root); this socket is private anyway.
+        cmd = [
+            "munged",
+            "--force",
+            f"--key-file={key}",
+            f"--socket={p['munge_socket']}",
+            f"--pid-file={p['munge_pid']}",
+            f"--log-file={p['munge_log']}",
+            f"--seed-file={p['munge_seed']}",
+        ]
+        _run_daemon(cmd, p["munge_log"])
+        pids["munged"] = _wait_pidfile(p["munge_pid"], "munged", p["munge_log"], cmd)
+        _write_pids(state_dir, pids)
+
+        cmd = ["slurmctld", "-f", str(p["conf"])]
+        _run_daemon(cmd, p["slurmctld_log"])
+        pids["slurmctld"] = _wait_pidfile(p["slurmctld_pid"], "slurmctld", p["slurmctld_log"], cmd)
+        _write_pids(state_dir, pids)
+
+        # -N: our NodeName, regardless of how this host resolves its own name.
+        cmd = ["slurmd", "-f", str(p["conf"]), "-N", host]
+        _run_daemon(cmd, p["slurmd_log"])
+        pids["slurmd"] = _wait_pidfile(p["slurmd_pid"], "slurmd", p["slurmd_log"], cmd)
+        _write_pids(state_dir, pids)
+
+        _wait_idle(info, host, p)
+    except BaseException:
+        down(state_dir)
+        raise
+    return info
+
+
+def _run_daemon(cmd: list[str], log: Path) -> None:
+    """Start a self-daemonizing daemon; its foreground part must exit 0."""
+    try:
+        _run(cmd, timeout=30)
+    except ClusterError as exc:
+        raise ClusterError(
+            f"{cmd[0]} failed to start",
+            cmd=cmd,
+            returncode=exc.returncode,
+            stdout=exc.stdout,
+            stderr=exc.stderr,
+            log_tail=_tail(log),
+        ) from exc
+
+
+def _wait_idle(info: ClusterInfo, host: str, p: Mapping[str, Path], timeout: float = _UP_TIMEOUT) -> None:
+    """Poll sinfo until the node registers as idle (bounded)."""
+    cmd = ["sinfo", "-h", "-N", "-n", host, "-o", "%T"]
+    deadline = time.monotonic() + timeout
+    last = ""
+    while time.monotonic() < deadline:
+        try:
+            last = _run(cmd, env=info.env, timeout=10).stdout.strip()
+        except ClusterError as exc:
+            last = str(exc)
+        if last == "idle":
+            return
+        time.sleep(0.5)
+    raise ClusterError(
+        f"node {host} not idle after {timeout}s (last sinfo: {last!r})",
+        cmd=cmd,
+        log_tail="--- slurmctld ---\n"
+        + _tail(p["slurmctld_log"])
+        + "\n--- slurmd ---\n"
+        + _tail(p["slurmd_log"]),
+    )
+
+
+def down(state_dir: Path, timeout: float = 10.0) -> None:
+    """Stop only the daemons recorded in pids.json (TERM, wait, KILL). Idempotent."""
+    state_dir = Path(state_dir).absolute()
+    pids = _read_pids(state_dir)
+    for daemon in _DAEMONS:
+        pid = pids.get(daemon)
+        if pid is None or not _alive(pid, daemon):
+            continue
+        _signal(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while _alive(pid, daemon) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if _alive(pid, daemon):
+            _signal(pid, signal.SIGKILL)
+            deadline = time.monotonic() + 5
+            while _alive(pid, daemon) and time.monotonic() < deadline:
+                time.sleep(0.1)
+    if pids:
+        _paths(state_dir)["pids"].unlink(missing_ok=True)
+
+
+def _signal(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def status(state_dir: Path) -> dict[str, object]:
+    """Which recorded daemons are alive, plus sinfo's view (or its error)."""
+    state_dir = Path(state_dir).absolute()
+    p = _paths(state_dir)
+    pids = _read_pids(state_dir)
+    alive = {d: (d in pids and _alive(pids[d], d)) for d in _DAEMONS}
+    sinfo: str
+    if alive["slurmctld"] and alive["munged"]:
+        try:
+            sinfo = _run(["sinfo"], env=_client_env(p["conf"]), timeout=10).stdout
+        except ClusterError as exc:
+            sinfo = str(exc)
+    else:
+        sinfo = ""
+    return {"state_dir": str(state_dir), "pids": pids, "alive": alive, "sinfo": sinfo}

@@ -1,0 +1,1 @@
+"""OpenCL execution: device choice, program building, and the per-problem kernel wrappers."""

@@ -1,0 +1,26 @@
+"""Session-scoped real SLURM cluster fixture; import it from conftest.py.
+
+One cluster per test session: bringing SLURM up costs ~1 s but jobs from
+different tests can share it. The state dir has a space in its name on
+purpose, so quoting bugs in slurm.conf or munged flags show up here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from permenum.slurm import cluster
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[cluster.ClusterInfo]:
+    """A running single-node cluster; use ``os.environ | info.env`` for clients."""
+    cluster.ensure_installed()
+    state_dir = tmp_path_factory.mktemp("slurm cluster") / "state dir"
+    info = cluster.up(state_dir)
+    try:
+        yield info
+    finally:
+        cluster.down(state_dir)
