@@ -68,5 +68,8 @@ class RunLayout:
     def solutions_file(self, partition: int) -> Path:
         return self.solutions_dir / f"{self.part_name(partition)}.parquet"
 
+    def failure_file(self, partition: int) -> Path:
+        return self.logs_dir / f"{self.part_name(partition)}.error.json"
+
     def task_log(self, partition: int) -> Path:
         return self.logs_dir / f"{self.part_name(partition)}.log"

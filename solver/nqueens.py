@@ -13,7 +13,7 @@ from permenum.problems import StateBatch
 from permenum.solver.opencl import DeviceContext, launch_lanes
 
 VARIANTS = {"dfs": "nqueens_dfs", "dsl": "nqueens_dsl"}
-DEFAULT_VARIANT = "dfs"  # measured faster on PoCL and on the GPU: see README "Kernels"
+DEFAULT_VARIANT = "dsl"  # measured faster on PoCL (README "Kernels"); GPU figures in bench/NOTES.md
 
 
 @dataclass

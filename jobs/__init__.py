@@ -1,0 +1,1 @@
+"""The array-task entry (run one partition), result records, the local executor and the collector."""

@@ -1,0 +1,99 @@
+"""The collector: rebuild ``ledger.parquet`` from the result files (single writer) and check the totals."""
+
+from __future__ import annotations
+
+import io
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from permenum.atomic import write_bytes_atomic
+from permenum.layout import RunLayout
+from permenum.poolgen.manifest import Manifest, load_manifest
+from permenum.problems import get_problem
+from permenum.jobs.results import check_result, read_result
+
+
+@dataclass
+class Collected:
+    manifest: Manifest
+    records: list[dict[str, Any]]
+    missing: list[int]
+    total: int
+    known_total: int | None
+    seconds: list[float] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+    @property
+    def matches(self) -> bool | None:
+        if not self.complete or self.known_total is None:
+            return None
+        return self.total == self.known_total
+
+
+_LEDGER_SCHEMA = pa.schema([
+    ("partition", pa.int32()), ("attempt", pa.int32()), ("states", pa.int64()),
+    ("solutions_weighted", pa.uint64()), ("solutions_raw", pa.uint64()), ("nodes", pa.uint64()),
+    ("seconds_load", pa.float64()), ("seconds_kernel", pa.float64()), ("seconds_total", pa.float64()),
+    ("estimated_cost", pa.float64()), ("devices", pa.string()), ("host", pa.string()),
+    ("slurm_job_id", pa.int64()), ("finished", pa.string()),
+])
+
+
+def _ledger_row(record: dict[str, Any], manifest: Manifest) -> dict[str, Any]:
+    env = record.get("environment", {})
+    return {
+        "partition": record["partition"], "attempt": record["attempt"], "states": record["states"],
+        "solutions_weighted": record["solutions"]["weighted"], "solutions_raw": record["solutions"]["raw"],
+        "nodes": record.get("nodes"), "seconds_load": record["seconds"]["load"],
+        "seconds_kernel": record["seconds"]["kernel"], "seconds_total": record["seconds"]["total"],
+        "estimated_cost": manifest.partition(record["partition"]).get("estimated_cost"),
+        "devices": ", ".join(record.get("devices", [])), "host": env.get("host"),
+        "slurm_job_id": env.get("slurm_job_id"), "finished": record.get("finished"),
+    }
+
+
+def collect(layout: RunLayout) -> Collected:
+    """Read every result, refuse foreign ones, write the ledger, and total the accepted counts."""
+    manifest = load_manifest(layout)
+    records, missing = [], []
+    for i in range(manifest.num_partitions):
+        path = layout.result_file(i)
+        if not path.exists():
+            missing.append(i)
+            continue
+        record = read_result(path)
+        check_result(record, manifest, i, path)
+        records.append(record)
+    table = pa.Table.from_pylist([_ledger_row(r, manifest) for r in records], schema=_LEDGER_SCHEMA)
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd")
+    write_bytes_atomic(layout.ledger, buf.getvalue())
+    total = sum(int(r["solutions"]["weighted"]) for r in records)  # Python ints: no overflow
+    problem = get_problem(manifest.problem)
+    return Collected(manifest, records, missing, total, problem.known_total(manifest.n),
+                     [float(r["seconds"]["total"]) for r in records])
+
+
+def compact_ranges(indices: list[int]) -> str:
+    """``[3, 7, 12, 13, 14]`` -> ``"3,7,12-14"`` (the form sbatch --array takes)."""
+    parts: list[str] = []
+    ordered = sorted(set(indices))
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+def spread(seconds: list[float]) -> tuple[float, float, float]:
+    return (min(seconds), statistics.median(seconds), max(seconds)) if seconds else (0.0, 0.0, 0.0)

@@ -1,0 +1,72 @@
+"""The local executor: run every partition that has no result yet, on this machine, with a progress bar.
+
+Tasks run in-process on a thread pool (pyopencl releases the GIL while kernels run), sharing one
+OpenCL context per device, so a run of many small partitions does not pay a process start each.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from permenum.errors import UserError
+from permenum.jobs.task import run_task
+from permenum.layout import RunLayout
+from permenum.poolgen.manifest import load_manifest
+from permenum.solver.devices import select_devices
+
+
+@dataclass
+class LocalRunSummary:
+    ran: list[int] = field(default_factory=list)
+    skipped: list[int] = field(default_factory=list)
+    failed: dict[int, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def pending_partitions(layout: RunLayout) -> list[int]:
+    manifest = load_manifest(layout)
+    return [i for i in range(manifest.num_partitions) if not layout.result_file(i).exists()]
+
+
+def run_local(layout: RunLayout, workers: int = 1, device: str | None = None, kernel: str | None = None,
+              console: Console | None = None, show_progress: bool = True) -> LocalRunSummary:
+    if workers < 1:
+        raise UserError(f"--workers must be at least 1 (got {workers})")
+    manifest = load_manifest(layout)
+    select_devices(device)  # an unknown device is refused before anything starts
+    todo = pending_partitions(layout)
+    summary = LocalRunSummary(skipped=[i for i in range(manifest.num_partitions) if i not in todo])
+    rows = {i: int(manifest.partition(i)["rows"]) for i in todo}
+    console = console or Console(stderr=True)
+    t0 = time.perf_counter()
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("partitions  {task.fields[rate]:>10} states/s"), TimeElapsedColumn(), TextColumn("ETA"),
+               TimeRemainingColumn())
+    with Progress(*columns, console=console, disable=not show_progress, transient=False) as progress:
+        bar = progress.add_task(f"{manifest.problem} n={manifest.n}", total=len(todo), rate="-")
+        states_done = 0
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures: dict[Future[dict[str, Any]], int] = {
+                pool.submit(run_task, layout, i, device, kernel): i for i in todo
+            }
+            remaining = set(futures)
+            while remaining:
+                done, remaining = wait(remaining, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    i = futures[fut]
+                    try:
+                        fut.result()
+                        summary.ran.append(i)
+                        states_done += rows[i]
+                    except Exception as exc:  # one failed partition must not hide the others
+                        summary.failed[i] = f"{type(exc).__name__}: {exc}"
+                    elapsed = time.perf_counter() - t0
+                    progress.update(bar, advance=1, rate=f"{states_done / elapsed:,.0f}" if elapsed > 0 else "-")
+    summary.seconds = time.perf_counter() - t0
+    return summary

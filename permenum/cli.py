@@ -1,0 +1,190 @@
+"""The ``permenum`` command. Thin: parse, call the package, print; every UserError is one line and exit 2."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from permenum.errors import UserError
+from permenum.layout import RunLayout
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+EXIT_USAGE = 2
+EXIT_INCOMPLETE = 1
+
+
+def _layout(run: str) -> RunLayout:
+    return RunLayout(Path(run))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="permenum")
+def cli() -> None:
+    """Exact, distributed enumeration of N-Queens solutions and Costas arrays."""
+
+
+def pool_options(f):  # type: ignore[no-untyped-def]
+    from permenum.poolgen.write import DEFAULT_TARGET
+
+    f = click.option("--seed", type=int, default=0, show_default=True, help="Seed of the Fisher-Yates shuffle.")(f)
+    f = click.option("--target-states", "-S", type=int, default=DEFAULT_TARGET, show_default=True,
+                     help="Soft target pool size for ladder climbing.")(f)
+    f = click.option("--symmetry", type=str, default=None, help="Symmetry reduction (default: the problem's).")(f)
+    return f
+
+
+@cli.command()
+@click.argument("problem")
+@click.option("--n", "n", type=int, required=True, help="Board size / order.")
+@click.option("--out", "run", type=click.Path(file_okay=False), required=True, help="Run directory to create.")
+@click.option("--partitions", "-P", type=int, default=1, show_default=True)
+@pool_options
+def pool(problem: str, n: int, run: str, partitions: int, target_states: int, seed: int, symmetry: str | None) -> None:
+    """Generate the state pool of PROBLEM and write it as Parquet partitions plus manifest.json."""
+    from permenum.poolgen.write import PoolSettings, write_pool
+
+    manifest, created = write_pool(_layout(run), PoolSettings(problem, n, partitions, target_states, seed=seed, symmetry=symmetry))
+    g = manifest.data["generator"]
+    verb = "wrote" if created else "kept the identical existing"
+    out.print(f"{verb} pool {manifest.run_id}: {manifest.problem} n={manifest.n}, {manifest.total_states} states at "
+              f"depth {g['locked_depth']} ({g['stop_reason']}), {manifest.num_partitions} partitions in {run}")
+
+
+@cli.command()
+@click.argument("run", type=click.Path(file_okay=False))
+@click.option("--partition", "-i", type=int, required=True)
+@click.option("--device", "-d", default=None, help="gpu | cpu | accelerator | all | PLATFORM:DEVICE")
+@click.option("--kernel", "-k", default=None, help="Kernel variant (nqueens: dfs, dsl).")
+@click.option("--count-nodes", is_flag=True, help="Use the node-counting build (slower).")
+def task(run: str, partition: int, device: str | None, kernel: str | None, count_nodes: bool) -> None:
+    """Run one partition (what each SLURM array task executes) and write its result file."""
+    from permenum.jobs.task import run_task
+
+    if partition < 0:
+        raise UserError(f"--partition must be non-negative (got {partition})")
+    record = run_task(_layout(run), partition, device, kernel, count_nodes)
+    out.print(f"partition {partition}: {record['solutions']['weighted']} solutions from {record['states']} states in "
+              f"{record['seconds']['total']:.2f} s (kernel {record['seconds']['kernel']:.2f} s) on {record['devices'][0]} "
+              f"[{record['status']}]")
+
+
+def _run_local(run: str, workers: int, device: str | None, kernel: str | None) -> int:
+    from permenum.jobs.local import run_local
+
+    summary = run_local(_layout(run), workers, device, kernel, console=err)
+    if summary.skipped:
+        err.print(f"{len(summary.skipped)} partitions already had results")
+    for i, why in sorted(summary.failed.items()):
+        err.print(f"[red]partition {i} failed:[/red] {why}")
+    return EXIT_INCOMPLETE if summary.failed else 0
+
+
+@cli.command(name="run")
+@click.argument("run", type=click.Path(file_okay=False))
+@click.option("--workers", "-w", type=int, default=1, show_default=True)
+@click.option("--device", "-d", default=None)
+@click.option("--kernel", "-k", default=None)
+def run_cmd(run: str, workers: int, device: str | None, kernel: str | None) -> None:
+    """Run every partition without a result on this machine (the local executor)."""
+    sys.exit(_run_local(run, workers, device, kernel))
+
+
+def _print_collect(run: str) -> int:
+    from permenum.jobs.collect import collect, compact_ranges, spread
+
+    c = collect(_layout(run))
+    m = c.manifest
+    lo, med, hi = spread(c.seconds)
+    out.print(f"{m.problem} n={m.n}: total {c.total} from {len(c.records)}/{m.num_partitions} partitions "
+              f"({m.total_states} states, symmetry {m.symmetry})")
+    if c.seconds:
+        kernel = sum(float(r["seconds"]["kernel"]) for r in c.records)
+        out.print(f"time per partition: min {lo:.3f} s, median {med:.3f} s, max {hi:.3f} s; kernel time {kernel:.3f} s")
+    out.print(f"ledger: {_layout(run).ledger}")
+    if c.missing:
+        err.print(f"[red]incomplete:[/red] {len(c.missing)} partitions have no result: {compact_ranges(c.missing)}")
+        return EXIT_INCOMPLETE
+    if c.known_total is None:
+        out.print(f"no published count for {m.problem} n={m.n} to compare with")
+    elif c.matches:
+        out.print(f"[green]matches the published count[/green] {c.known_total}")
+    else:
+        err.print(f"[red]MISMATCH:[/red] total {c.total} differs from the published count {c.known_total}")
+        return EXIT_INCOMPLETE
+    return 0
+
+
+@cli.command(name="collect")
+@click.argument("run", type=click.Path(file_okay=False))
+def collect_cmd(run: str) -> None:
+    """Rebuild ledger.parquet from the result files and check the total against the published count."""
+    sys.exit(_print_collect(run))
+
+
+@cli.command()
+@click.argument("problem")
+@click.argument("n", type=int)
+@click.option("--run-dir", type=click.Path(file_okay=False), default=None, help="Keep the run here (default: a temporary directory).")
+@click.option("--partitions", "-P", type=int, default=None, help="Partitions (default: up to 4).")
+@click.option("--workers", "-w", type=int, default=1, show_default=True)
+@click.option("--device", "-d", default=None)
+@click.option("--kernel", "-k", default=None)
+@pool_options
+def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None, workers: int, device: str | None,
+              kernel: str | None, target_states: int, seed: int, symmetry: str | None) -> None:
+    """pool + run + collect of PROBLEM N on this machine; prints the total and checks it."""
+    import time
+
+    from permenum.poolgen.generate import climb
+    from permenum.poolgen.write import PoolSettings, write_pool
+    from permenum.problems import get_problem
+
+    t0 = time.perf_counter()
+    tmp = None if run_dir else tempfile.mkdtemp(prefix=f"permenum-{problem}-{n}-")
+    run = run_dir or str(Path(tmp) / "run")  # type: ignore[arg-type]
+    try:
+        from permenum.solver.devices import select_devices
+
+        select_devices(device)
+        if partitions is None:
+            prob = get_problem(problem)
+            prob.check_n(n)
+            sym = symmetry or prob.default_symmetry
+            prob.check_symmetry(sym)
+            partitions = max(1, min(4, len(climb(prob, n, target_states, 4.0, sym).states)))
+        write_pool(_layout(run), PoolSettings(problem, n, partitions, target_states, seed=seed, symmetry=symmetry))
+        rc = _run_local(run, workers, device, kernel)
+        if rc == 0:
+            rc = _print_collect(run)
+        out.print(f"whole command: {time.perf_counter() - t0:.2f} s")
+        sys.exit(rc)
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False)
+    except UserError as exc:
+        err.print(f"error: {exc}", soft_wrap=True, markup=False)
+        sys.exit(EXIT_USAGE)
+    except click.exceptions.Abort:
+        err.print("aborted")
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_USAGE)
+    except SystemExit:
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,27 @@
+"""Which kernel wrapper runs which problem: the one place the task asks for a solver."""
+
+from __future__ import annotations
+
+from typing import Callable, Protocol
+
+from permenum.errors import UserError
+from permenum.problems import StateBatch
+from permenum.solver.nqueens import DEFAULT_VARIANT as NQ_DEFAULT, VARIANTS as NQ_VARIANTS, BatchCounts, NQueensKernel
+from permenum.solver.opencl import DeviceContext
+
+
+class Solver(Protocol):
+    def __call__(self, batch: StateBatch) -> BatchCounts: ...
+
+
+KERNELS: dict[str, tuple[str, ...]] = {"nqueens": tuple(NQ_VARIANTS)}
+
+
+def make_solver(problem: str, dev: DeviceContext, n: int, depth: int, variant: str | None, symmetry: str,
+                count_nodes: bool = False) -> Solver:
+    factories: dict[str, Callable[[], Solver]] = {
+        "nqueens": lambda: NQueensKernel(dev, n, depth, variant or NQ_DEFAULT, count_nodes),
+    }
+    if problem not in factories:
+        raise UserError(f"no kernel for problem {problem!r}")
+    return factories[problem]()

@@ -1,0 +1,39 @@
+"""Shared fixtures: published counts from ../shared/reference (the oracle), the CLI as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from permenum.known import known
+from tests.slurm_fixture import slurm_cluster  # noqa: F401  (re-exported fixture)
+
+SHARED_COUNTS = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "known_counts.json"
+
+
+def published(series: str, n: int) -> int:
+    """The published count, read from shared/reference when it is there, else the embedded copy."""
+    if SHARED_COUNTS.exists():
+        return int(json.loads(SHARED_COUNTS.read_text())[series][str(n)])
+    value = known(series, n)
+    assert value is not None
+    return value
+
+
+def run_cli(*args: str | os.PathLike[str], check: bool = False, timeout: float = 600, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real ``permenum`` command (same interpreter), capturing output."""
+    cmd = [sys.executable, "-m", "permenum.cli", *map(str, args)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{cmd} exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture
+def cli():  # type: ignore[no-untyped-def]
+    return run_cli

@@ -1,0 +1,47 @@
+"""N-Queens through the whole flow (pool -> task -> result -> ledger) on the OpenCL device here (PoCL)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from permenum.errors import UserError
+from permenum.jobs.collect import collect
+from permenum.jobs.local import run_local
+from permenum.layout import RunLayout
+from permenum.poolgen.write import PoolSettings, write_pool
+from tests.conftest import published
+
+
+@pytest.mark.parametrize("kernel", ["dfs", "dsl"])
+@pytest.mark.parametrize("partitions", [1, 3, 7])
+def test_exact_totals_1_to_13(tmp_path: Path, kernel: str, partitions: int) -> None:
+    checked = 0
+    for n in range(1, 14):
+        layout = RunLayout(tmp_path / f"n{n}")
+        settings = PoolSettings("nqueens", n, partitions, target_states=256, seed=n)
+        try:
+            write_pool(layout, settings)
+        except UserError as exc:
+            # Tiny boards have fewer states than partitions: refused, and nothing written.
+            assert "partitions but the pool has only" in str(exc)
+            assert not layout.manifest.exists()
+            continue
+        summary = run_local(layout, workers=2, kernel=kernel, show_progress=False)
+        assert not summary.failed
+        c = collect(layout)
+        assert c.complete and c.total == published("nqueens_total", n), (n, c.total)
+        ledger = pq.read_table(layout.ledger)
+        assert ledger.num_rows == partitions
+        assert sum(ledger.column("solutions_weighted").to_pylist()) == c.total
+        checked += 1
+    assert checked >= 13 - {1: 0, 3: 5, 7: 6}[partitions]
+
+
+@pytest.mark.parametrize("n", [14, 15])
+def test_enumerate_command(cli, n: int) -> None:  # type: ignore[no-untyped-def]
+    proc = cli("enumerate", "nqueens", n, check=True)
+    assert f"total {published('nqueens_total', n)}" in proc.stdout
+    assert "matches the published count" in proc.stdout

@@ -1,0 +1,96 @@
+"""Pool determinism, manifest checksums, and bad input: one-line errors, exit 2, nothing half-written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from permenum.layout import RunLayout
+from permenum.poolgen.write import PoolSettings, write_pool
+
+
+def _pool_bytes(root: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((root / "pool").glob("*.parquet"))}
+
+
+def test_pool_is_deterministic_and_shuffled(tmp_path: Path) -> None:
+    a, b, c = (RunLayout(tmp_path / x) for x in "abc")
+    write_pool(a, PoolSettings("nqueens", 12, 5, target_states=2000, seed=7))
+    write_pool(b, PoolSettings("nqueens", 12, 5, target_states=2000, seed=7))
+    write_pool(c, PoolSettings("nqueens", 12, 5, target_states=2000, seed=8))
+    assert _pool_bytes(tmp_path / "a") == _pool_bytes(tmp_path / "b")
+    assert _pool_bytes(tmp_path / "a") != _pool_bytes(tmp_path / "c")
+    manifest = json.loads(a.manifest.read_text())
+    table = pq.read_table(a.partition_file(0))
+    assert {"cols", "ld", "rd", "prefix", "weight"} <= set(table.column_names)
+    assert sum(p["rows"] for p in manifest["partitions"]) == manifest["totals"]["states"]
+    # mirror symmetry: first-row queens only in the left half (and the middle), weights 2 / 1
+    prefixes = [row[0] for p in range(5) for row in pq.read_table(a.partition_file(p)).column("prefix").to_pylist()]
+    assert max(prefixes) <= 5 and set(pq.read_table(a.partition_file(0)).column("weight").to_pylist()) == {2}
+    # shuffled: the first partition is not simply the lowest first-row columns
+    first = pq.read_table(a.partition_file(0)).column("prefix").to_pylist()
+    assert first != sorted(first)
+
+
+def test_checksum_catches_a_flipped_byte(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    run = tmp_path / "run"
+    cli("pool", "nqueens", "--n", 10, "--out", run, "--partitions", 2, check=True)
+    part = run / "pool" / "part-00001.parquet"
+    data = bytearray(part.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    part.write_bytes(bytes(data))
+    proc = cli("task", run, "--partition", 1)
+    assert proc.returncode == 2
+    assert "corrupted" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert not (run / "results" / "part-00001.json").exists()
+    assert cli("task", run, "--partition", 0).returncode == 0  # the intact partition still runs
+
+
+def _one_line_error(proc, *needles: str) -> None:  # type: ignore[no-untyped-def]
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+def test_bad_inputs(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    run = tmp_path / "run with 'quotes' and spaces"
+    _one_line_error(cli("pool", "nqueens", "--n", 0, "--out", run), "1..32")
+    _one_line_error(cli("pool", "nqueens", "--n", 40, "--out", run), "1..32")
+    _one_line_error(cli("enumerate", "nqueens", 33), "1..32")
+    _one_line_error(cli("pool", "nqueens", "--n", 8, "--out", run, "--partitions", 0), "at least 1")
+    _one_line_error(cli("pool", "nqueens", "--n", 6, "--out", run, "--partitions", 50), "only")
+    _one_line_error(cli("pool", "chess", "--n", 8, "--out", run), "unknown problem")
+    assert not run.exists() or not any(run.iterdir())
+    cli("pool", "nqueens", "--n", 9, "--out", run, "--partitions", 3, check=True)
+    before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    _one_line_error(cli("pool", "nqueens", "--n", 10, "--out", run, "--partitions", 3), "different pool")
+    after = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    assert before == after
+    assert "kept the identical" in cli("pool", "nqueens", "--n", 9, "--out", run, "--partitions", 3, check=True).stdout
+    _one_line_error(cli("task", run, "--partition", 3), "0..2")
+    _one_line_error(cli("task", run, "--partition", -1), "non-negative")
+    _one_line_error(cli("task", run, "--partition", 0, "--device", "quantum"), "unknown device")
+    _one_line_error(cli("task", tmp_path / "nowhere", "--partition", 0), "not a pool")
+    (run / "pool" / "part-00002.parquet").unlink()
+    _one_line_error(cli("task", run, "--partition", 2), "missing")
+    assert cli("run", run).returncode == 1  # partition 2 fails, the others finish
+    proc = cli("collect", run)
+    assert proc.returncode == 1 and "have no result: 2" in proc.stderr
+    notapool = tmp_path / "notapool"
+    notapool.mkdir()
+    (notapool / "precious.txt").write_text("keep me")
+    _one_line_error(cli("pool", "nqueens", "--n", 8, "--out", notapool), "not empty")
+    assert (notapool / "precious.txt").read_text() == "keep me"
+
+
+def test_collect_refuses_a_result_from_another_run(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    a, b = tmp_path / "a", tmp_path / "b"
+    for run in (a, b):
+        cli("pool", "nqueens", "--n", 8, "--out", run, "--partitions", 2, check=True)
+        cli("run", run, check=True)
+    (a / "results" / "part-00000.json").write_bytes((b / "results" / "part-00000.json").read_bytes())
+    _one_line_error(cli("collect", a), "belongs to run")
