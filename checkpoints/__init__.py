@@ -1,0 +1,1 @@
+"""Atomic, verified, resumable per-partition progress (see checkpoints/store.py)."""
