@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import statistics
+from fractions import Fraction
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,8 @@ class Collected:
     missing: list[int]
     total: int
     known_total: int | None
+    classes: int | None = None
+    known_classes: int | None = None
     seconds: list[float] = field(default_factory=list)
 
     @property
@@ -34,12 +37,14 @@ class Collected:
     def matches(self) -> bool | None:
         if not self.complete or self.known_total is None:
             return None
-        return self.total == self.known_total
+        return self.total == self.known_total and (self.known_classes is None or self.classes is None
+                                                   or self.classes == self.known_classes)
 
 
 _LEDGER_SCHEMA = pa.schema([
     ("partition", pa.int32()), ("attempt", pa.int32()), ("states", pa.int64()),
-    ("solutions_weighted", pa.uint64()), ("solutions_raw", pa.uint64()), ("nodes", pa.uint64()),
+    ("solutions_weighted", pa.string()), ("solutions_raw", pa.uint64()), ("classes", pa.string()),
+    ("nodes", pa.uint64()),
     ("seconds_load", pa.float64()), ("seconds_kernel", pa.float64()), ("seconds_total", pa.float64()),
     ("estimated_cost", pa.float64()), ("devices", pa.string()), ("host", pa.string()),
     ("slurm_job_id", pa.int64()), ("finished", pa.string()),
@@ -50,7 +55,8 @@ def _ledger_row(record: dict[str, Any], manifest: Manifest) -> dict[str, Any]:
     env = record.get("environment", {})
     return {
         "partition": record["partition"], "attempt": record["attempt"], "states": record["states"],
-        "solutions_weighted": record["solutions"]["weighted"], "solutions_raw": record["solutions"]["raw"],
+        "solutions_weighted": str(record["solutions"]["weighted"]), "solutions_raw": record["solutions"]["raw"],
+        "classes": None if record.get("classes") is None else str(record["classes"]),
         "nodes": record.get("nodes"), "seconds_load": record["seconds"]["load"],
         "seconds_kernel": record["seconds"]["kernel"], "seconds_total": record["seconds"]["total"],
         "estimated_cost": manifest.partition(record["partition"]).get("estimated_cost"),
@@ -75,10 +81,25 @@ def collect(layout: RunLayout) -> Collected:
     buf = io.BytesIO()
     pq.write_table(table, buf, compression="zstd")
     write_bytes_atomic(layout.ledger, buf.getvalue())
-    total = sum(int(r["solutions"]["weighted"]) for r in records)  # Python ints: no overflow
     problem = get_problem(manifest.problem)
-    return Collected(manifest, records, missing, total, problem.known_total(manifest.n),
-                     [float(r["seconds"]["total"]) for r in records])
+    total = _exact_sum([r["solutions"]["weighted"] for r in records], "total")
+    classes = None
+    if records and all(r.get("classes") is not None for r in records):
+        classes = _exact_sum([r["classes"] for r in records], "number of classes")
+    return Collected(manifest, records, missing, total, problem.known_total(manifest.n), classes,
+                     problem.known_classes(manifest.n), [float(r["seconds"]["total"]) for r in records])
+
+
+def _exact_sum(values: list[int | str], what: str) -> int:
+    """Sum exact per-partition counts (ints or "p/q"); the run's sum must be an integer."""
+    total = sum((Fraction(str(v)) for v in values), Fraction(0))
+    if total.denominator != 1:
+        raise ResultError(f"the {what} over all partitions is {total}, not an integer: a result is wrong")
+    return total.numerator
+
+
+class ResultError(RuntimeError):
+    """The results are inconsistent with each other: a bug or a tampered file, reported loudly."""
 
 
 def compact_ranges(indices: list[int]) -> str:

@@ -15,18 +15,15 @@ import pyarrow.parquet as pq
 
 from permenum.jobs.environment import TaskEnvironment
 from permenum.jobs.results import attempts_so_far, write_failure, write_result
+from permenum.jobs.solutions import write_solutions
 from permenum.layout import RunLayout
 from permenum.poolgen.manifest import load_manifest
 from permenum.poolgen.write import read_partition
 from permenum.problems import StateBatch, get_problem
+from permenum.problems.base import exact
 from permenum.solver.devices import select_devices
 from permenum.solver.opencl import device_context
 from permenum.solver.registry import make_solver
-
-
-def weighted_sum(counts: np.ndarray, weight: np.ndarray) -> int:
-    """Exact sum of counts x weights; uint64 holds every published total (N-Queens 27 is 2.3e17)."""
-    return int(np.sum(counts.astype(np.uint64) * weight.astype(np.uint64), dtype=np.uint64))
 
 
 def run_task(layout: RunLayout, partition: int, device: str | None = None, kernel: str | None = None,
@@ -57,6 +54,9 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
     solver = make_solver(problem.name, dev, manifest.n, int(manifest.data["generator"]["locked_depth"]), kernel,
                          manifest.symmetry, count_nodes)
     out = solver(batch)
+    tally = problem.tally(batch, out.counts, out.solutions, manifest.symmetry)
+    if out.solutions is not None:
+        write_solutions(layout, partition, out.solutions)
     env = TaskEnvironment.read()
     record: dict[str, Any] = {
         "run_id": manifest.run_id,
@@ -66,7 +66,8 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
         "attempt": attempts_so_far(layout, partition) + 1,
         "pool_sha256": manifest.partition(partition)["sha256"],
         "states": len(batch),
-        "solutions": {"weighted": weighted_sum(out.counts, batch.weight), "raw": int(np.sum(out.counts, dtype=np.uint64))},
+        "solutions": {"weighted": exact(tally.weighted), "raw": tally.raw},
+        "classes": exact(tally.classes),
         "nodes": None if out.nodes is None else int(np.sum(out.nodes, dtype=np.uint64)),
         "kernel": kernel or "default",
         "devices": [dev.ref.label],

@@ -102,7 +102,8 @@ def _print_collect(run: str) -> int:
     c = collect(_layout(run))
     m = c.manifest
     lo, med, hi = spread(c.seconds)
-    out.print(f"{m.problem} n={m.n}: total {c.total} from {len(c.records)}/{m.num_partitions} partitions "
+    classes = "" if c.classes is None or c.missing else f", {c.classes} classes"
+    out.print(f"{m.problem} n={m.n}: total {c.total}{classes} from {len(c.records)}/{m.num_partitions} partitions "
               f"({m.total_states} states, symmetry {m.symmetry})")
     if c.seconds:
         kernel = sum(float(r["seconds"]["kernel"]) for r in c.records)
@@ -114,9 +115,11 @@ def _print_collect(run: str) -> int:
     if c.known_total is None:
         out.print(f"no published count for {m.problem} n={m.n} to compare with")
     elif c.matches:
-        out.print(f"[green]matches the published count[/green] {c.known_total}")
+        extra = f" and {c.known_classes} classes" if c.classes is not None and c.known_classes is not None else ""
+        out.print(f"[green]matches the published count[/green] {c.known_total}{extra}")
     else:
-        err.print(f"[red]MISMATCH:[/red] total {c.total} differs from the published count {c.known_total}")
+        err.print(f"[red]MISMATCH:[/red] total {c.total} (classes {c.classes}) differs from the published count "
+                  f"{c.known_total} (classes {c.known_classes})")
         return EXIT_INCOMPLETE
     return 0
 
@@ -126,6 +129,30 @@ def _print_collect(run: str) -> int:
 def collect_cmd(run: str) -> None:
     """Rebuild ledger.parquet from the result files and check the total against the published count."""
     sys.exit(_print_collect(run))
+
+
+@cli.command()
+@click.argument("run", type=click.Path(file_okay=False))
+@click.option("--all", "expand", is_flag=True, help="Expand each canonical array to its whole symmetry class.")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
+              help="Write to FILE (.parquet, else text: one array per line) instead of standard output.")
+def arrays(run: str, expand: bool, out_file: str | None) -> None:
+    """List the Costas arrays of a finished run (row of each column, 0-based), each one verified."""
+    import numpy as np
+
+    from permenum.atomic import write_bytes_atomic
+    from permenum.jobs.solutions import collected_arrays, write_arrays
+
+    found = collected_arrays(_layout(run), expand)
+    text = "".join(" ".join(map(str, a)) + "\n" for a in found)
+    if out_file is None:
+        sys.stdout.write(text)
+    elif out_file.endswith(".parquet"):
+        n = len(found[0]) if found else 0
+        write_arrays(Path(out_file), np.array(found, np.uint8).reshape(len(found), n))
+    else:
+        write_bytes_atomic(Path(out_file), text.encode())
+    err.print(f"{len(found)} Costas arrays{' (all members of each class)' if expand else ''}, each verified")
 
 
 @cli.command()

@@ -7,9 +7,11 @@ pyopencl also caches binaries on disk, keyed by source, options and device; on a
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from importlib import resources
 
+import numpy as np
 import pyopencl as cl
 
 from permenum.solver.devices import DeviceRef
@@ -61,3 +63,41 @@ def launch_lanes(ref: DeviceRef, nstates: int, local: int | None) -> int:
     if local:
         lanes = -(-lanes // local) * local
     return lanes
+
+
+@dataclass
+class BatchCounts:
+    """Per-state raw counts (uint64), optional per-state node counts, the kernel's own time, and
+    for problems that report them, the solutions found (one row each)."""
+
+    counts: np.ndarray
+    nodes: np.ndarray | None
+    kernel_seconds: float
+    solutions: np.ndarray | None = None
+
+
+def upload(dev: DeviceContext, array: np.ndarray) -> cl.Buffer:
+    return cl.Buffer(dev.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(array))
+
+
+def zeros(dev: DeviceContext, count: int, dtype: type) -> cl.Buffer:
+    host = np.zeros(max(count, 1), dtype)
+    return cl.Buffer(dev.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
+
+
+def download(dev: DeviceContext, buf: cl.Buffer, count: int, dtype: type) -> np.ndarray:
+    host = np.empty(max(count, 1), dtype)
+    cl.enqueue_copy(dev.queue, host, buf)
+    return host[:count]
+
+
+def timed_launch(dev: DeviceContext, kernel: cl.Kernel, nstates: int, local: int | None, *args: object) -> float:
+    """Launch an atomic-counter kernel over ``nstates`` states; returns the kernel's seconds (profiling event)."""
+    lanes = launch_lanes(dev.ref, nstates, local)
+    t0 = time.perf_counter()
+    event = kernel(dev.queue, (lanes,), (local,) if local else None, *args)
+    event.wait()
+    try:
+        return (event.profile.end - event.profile.start) * 1e-9
+    except cl.Error:
+        return time.perf_counter() - t0

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from permenum.errors import UserError
 from permenum.problems.base import Problem, StateBatch
+from permenum.problems.costas import Costas
 from permenum.problems.nqueens import NQueens
 
-PROBLEMS: dict[str, Problem] = {p.name: p for p in (NQueens(),)}
+PROBLEMS: dict[str, Problem] = {p.name: p for p in (NQueens(), Costas())}
 
 
 def get_problem(name: str) -> Problem:

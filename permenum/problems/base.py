@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 import pyarrow as pa
@@ -56,6 +57,26 @@ class StateBatch:
         return cls(prefix, weight, masks)
 
 
+@dataclass(frozen=True)
+class Tally:
+    """What a batch of states contributed: all solutions (weighted), as searched (raw), and classes.
+
+    ``weighted`` and ``classes`` are exact rationals: a symmetry class can straddle partitions
+    (Costas weights are 8/m), so only the run's sums are guaranteed to be integers.
+    """
+
+    weighted: Fraction
+    raw: int
+    classes: Fraction | None = None
+
+
+def exact(value: Fraction | None) -> int | str | None:
+    """JSON form of an exact count: an int when integral, else "p/q"."""
+    if value is None:
+        return None
+    return value.numerator if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
 class Problem(ABC):
     """One enumeration problem. Subclasses are stateless; ``n`` is passed to every call."""
 
@@ -83,6 +104,13 @@ class Problem(ABC):
     @abstractmethod
     def expand(self, n: int, batch: StateBatch, symmetry: str) -> StateBatch:
         """Every child of every state one level deeper, dead ends removed, in (parent, value) order."""
+
+    def tally(self, batch: StateBatch, counts: np.ndarray, solutions: np.ndarray | None, symmetry: str) -> Tally:
+        """Weighted total from per-state counts; problems that report solutions override this.
+
+        uint64 holds every published total (N-Queens 27 is 2.3e17)."""
+        weighted = int(np.sum(counts.astype(np.uint64) * batch.weight.astype(np.uint64), dtype=np.uint64))
+        return Tally(Fraction(weighted), int(np.sum(counts, dtype=np.uint64)))
 
     def known_total(self, n: int) -> int | None:
         return known(self.total_series, n)

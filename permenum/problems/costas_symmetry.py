@@ -1,0 +1,63 @@
+"""The 8 symmetries of the square acting on Costas arrays, written independently of the kernel.
+
+Used to check every array the kernel reports, to weight canonical arrays, and to expand a class.
+A permutation ``p`` maps column i to row p[i].
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Sequence
+
+Perm = tuple[int, ...]
+
+
+def is_costas(p: Sequence[int]) -> bool:
+    """All n(n-1)/2 displacement vectors (j-i, p[j]-p[i]) distinct, and p a permutation."""
+    n = len(p)
+    if sorted(p) != list(range(n)):
+        return False
+    seen = set()
+    for i in range(n):
+        for j in range(i + 1, n):
+            v = (j - i, p[j] - p[i])
+            if v in seen:
+                return False
+            seen.add(v)
+    return True
+
+
+def symmetries(p: Sequence[int]) -> list[Perm]:
+    """The images of p under the dihedral group of the square (with repeats when p is symmetric)."""
+    n = len(p)
+    inv = [0] * n
+    for c, r in enumerate(p):
+        inv[r] = c
+    flips = []
+    for q in (tuple(p), tuple(inv)):  # identity and the main-diagonal transpose
+        flips += [q, tuple(q[::-1]), tuple(n - 1 - r for r in q), tuple(n - 1 - r for r in q[::-1])]
+    return flips
+
+
+def edge_offsets(p: Sequence[int]) -> list[int]:
+    """Column 0 and n-1 dots from top and bottom, row 0 and n-1 dots from left and right."""
+    n = len(p)
+    inv = [0] * n
+    for c, r in enumerate(p):
+        inv[r] = c
+    return [p[0], n - 1 - p[0], p[-1], n - 1 - p[-1], inv[0], n - 1 - inv[0], inv[-1], n - 1 - inv[-1]]
+
+
+def is_canonical(p: Sequence[int]) -> bool:
+    return p[0] == min(edge_offsets(p))
+
+
+def class_weights(p: Sequence[int]) -> tuple[Fraction, Fraction]:
+    """(arrays, classes) a canonical array stands for: 8/m and |stabiliser|/m, m = offsets at the minimum.
+
+    Summed over all canonical arrays these give the total and the number of classes exactly.
+    """
+    offsets = edge_offsets(p)
+    m = offsets.count(min(offsets))
+    stabiliser = 8 // len(set(symmetries(p)))
+    return Fraction(8, m), Fraction(stabiliser, m)

@@ -1,0 +1,47 @@
+"""Host side of the Costas kernel: complete a batch of prefixes and collect every array found.
+
+The output buffer is sized from a guess; the kernel counts every array even past the buffer's end,
+so when it overflows the batch is run again with room for exactly that many (no array is lost).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyopencl as cl
+
+from permenum.problems import StateBatch
+from permenum.solver.opencl import BatchCounts, DeviceContext, download, timed_launch, upload, zeros
+
+
+class CostasKernel:
+    def __init__(self, dev: DeviceContext, n: int, symmetry: str, count_nodes: bool = False, capacity: int = 4096):
+        self.dev, self.n, self.count_nodes, self.capacity = dev, n, count_nodes, max(capacity, 1)
+        options = [f"-DNMAX={max(n, 1)}", f"-DCANONICAL={int(symmetry == 'canonical')}"]
+        options += ["-DCOUNT_NODES"] if count_nodes else []
+        self.kernel = cl.Kernel(dev.program("costas.cl", tuple(options)), "costas_dfs")
+        self.local = 64 if dev.ref.is_gpu else None
+        self.reruns = 0  # how often a batch overflowed the output buffer (tests check this path)
+
+    def __call__(self, batch: StateBatch) -> BatchCounts:
+        n, nstates, dev = self.n, len(batch), self.dev
+        if nstates == 0:
+            return BatchCounts(np.zeros(0, np.uint64), np.zeros(0, np.uint64) if self.count_nodes else None, 0.0,
+                               np.zeros((0, n), np.uint8))
+        prefixes = upload(dev, batch.prefix.astype(np.uint8))
+        capacity, seconds = self.capacity, 0.0
+        while True:
+            counts = zeros(dev, nstates, np.uint64)
+            nodes = zeros(dev, nstates if self.count_nodes else 1, np.uint64)
+            found = zeros(dev, capacity * n, np.uint8)
+            nfound = zeros(dev, 1, np.uint32)
+            seconds += timed_launch(dev, self.kernel, nstates, self.local, np.uint32(n), np.uint32(batch.depth),
+                                    np.uint32(nstates), prefixes, counts, nodes, zeros(dev, 1, np.uint32), found,
+                                    nfound, np.uint32(capacity))
+            total = int(download(dev, nfound, 1, np.uint32)[0])
+            if total <= capacity:
+                break
+            self.reruns += 1
+            capacity = total
+        arrays = download(dev, found, total * n, np.uint8).reshape(total, n)
+        return BatchCounts(download(dev, counts, nstates, np.uint64),
+                           download(dev, nodes, nstates, np.uint64) if self.count_nodes else None, seconds, arrays)

@@ -1,0 +1,101 @@
+// Costas array completion: every work-item takes prefixes (columns 0..depth-1 placed) from a
+// global atomic counter and fills columns left to right. For each distance d, used[d] is a
+// 64-bit mask of the row differences p[j+d]-p[j] (offset by n-1) already present; the rows a
+// new column k may take are the free rows minus, for every d, used[d] shifted by n-1-p[k-d].
+//
+// Build options: -DNMAX=<n>, -DCANONICAL=1 to search only arrays whose p[0] is the smallest of
+// their 8 edge offsets (the host weights them), -DCOUNT_NODES for the node-counting build.
+// Every array found is written to `found` (n bytes each) while capacity lasts; `nfound` counts
+// all of them, so the host can see an overflow and re-run with room for every array.
+
+#ifndef NMAX
+#define NMAX 32
+#endif
+#ifndef CANONICAL
+#define CANONICAL 0
+#endif
+
+__kernel void costas_dfs(const uint n, const uint depth, const uint nstates,
+                         __global const uchar *prefixes, __global ulong *counts,
+                         __global ulong *nodes, volatile __global uint *next,
+                         __global uchar *found, volatile __global uint *nfound,
+                         const uint capacity)
+{
+    const uint full = n >= 32u ? 0xffffffffu : ((1u << n) - 1u);
+    const uint sh = n - 1u;
+    uint p[NMAX];
+    uint cand[NMAX];
+    ulong used[NMAX];
+    for (;;) {
+        const uint i = atomic_inc(next);
+        if (i >= nstates) break;
+        ulong cnt = 0, nd = 1;
+        uint rows = 0;
+        for (uint d = 0; d < n; ++d) used[d] = 0;
+        for (uint k = 0; k < depth; ++k) {
+            const uint v = prefixes[i * depth + k];
+            p[k] = v;
+            rows |= 1u << v;
+            for (uint d = 1; d <= k; ++d) used[d] |= 1ul << (v - p[k - d] + sh);
+        }
+        const uint p0 = depth > 0 ? p[0] : 0u;
+        // rows allowed in the last column, and columns that may hold row 0 or row n-1
+        const uint mid_rows = CANONICAL ? (full >> p0) << p0 & (full >> p0) : full;
+        int k = (int)depth;
+        if (k == (int)n) {
+            cnt = 1;
+            const uint slot = atomic_inc(nfound);
+            if (slot < capacity)
+                for (uint c = 0; c < n; ++c) found[slot * n + c] = (uchar)p[c];
+        } else {
+            // candidates for column k
+            uint c0 = ~rows & full;
+            for (int d = 1; d <= k; ++d) c0 &= ~(uint)(used[d] >> (sh - p[k - d]));
+#if CANONICAL
+            if ((uint)k < p0 || (uint)k > n - 1u - p0) c0 &= ~(1u | (1u << (n - 1u)));
+            if ((uint)k == n - 1u) c0 &= mid_rows;
+#endif
+            cand[k] = c0;
+            const int base = k;
+            for (;;) {
+                uint a = cand[k];
+                if (a == 0) {
+                    // backtrack: leave column k, undo column k-1
+                    if (k == base) break;
+                    --k;
+                    const uint v = p[k];
+                    rows ^= 1u << v;
+                    for (int d = 1; d <= k; ++d) used[d] ^= 1ul << (v - p[k - d] + sh);
+                    continue;
+                }
+                const uint bit = a & (~a + 1u);
+                cand[k] = a ^ bit;
+                const uint v = 31u - clz(bit);
+                ++nd;
+                if (k == (int)n - 1) {  // a complete array
+                    p[k] = v;
+                    ++cnt;
+                    const uint slot = atomic_inc(nfound);
+                    if (slot < capacity)
+                        for (uint c = 0; c < n; ++c) found[slot * n + c] = (uchar)p[c];
+                    continue;
+                }
+                p[k] = v;
+                rows |= bit;
+                for (int d = 1; d <= k; ++d) used[d] |= 1ul << (v - p[k - d] + sh);
+                ++k;
+                uint c = ~rows & full;
+                for (int d = 1; d <= k; ++d) c &= ~(uint)(used[d] >> (sh - p[k - d]));
+#if CANONICAL
+                if ((uint)k < p0 || (uint)k > n - 1u - p0) c &= ~(1u | (1u << (n - 1u)));
+                if ((uint)k == n - 1u) c &= mid_rows;
+#endif
+                cand[k] = c;
+            }
+        }
+        counts[i] = cnt;
+#ifdef COUNT_NODES
+        nodes[i] = nd;
+#endif
+    }
+}

@@ -1,0 +1,105 @@
+"""Costas arrays through the whole flow on PoCL: totals, classes, the arrays themselves, symmetry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from permenum.errors import UserError
+from permenum.jobs.collect import collect
+from permenum.jobs.local import run_local
+from permenum.layout import RunLayout
+from permenum.poolgen.generate import climb
+from permenum.poolgen.write import PoolSettings, write_pool
+from permenum.problems import get_problem
+from permenum.problems.costas_symmetry import is_costas
+from permenum.solver.costas import CostasKernel
+from permenum.solver.devices import select_devices
+from permenum.solver.opencl import device_context
+from tests.conftest import published
+
+
+def _flow(root: Path, n: int, partitions: int, symmetry: str | None = None) -> int | None:
+    layout = RunLayout(root)
+    try:
+        write_pool(layout, PoolSettings("costas", n, partitions, target_states=200, seed=n, symmetry=symmetry))
+    except UserError as exc:
+        assert "partitions but the pool has only" in str(exc) and not layout.manifest.exists()
+        return None
+    assert not run_local(layout, workers=2, show_progress=False).failed
+    c = collect(layout)
+    assert c.complete and c.total == published("costas_total", n), (n, c.total)
+    assert c.classes == published("costas_classes", n), (n, c.classes)
+    return c.total
+
+
+@pytest.mark.parametrize("partitions", [1, 3, 7])
+def test_exact_totals_and_classes_1_to_13(tmp_path: Path, partitions: int) -> None:
+    done = [n for n in range(1, 14) if _flow(tmp_path / str(n), n, partitions) is not None]
+    assert done == list(range(1, 14)) if partitions == 1 else len(done) >= 9
+
+
+def test_symmetry_reduction_equals_the_full_search(tmp_path: Path) -> None:
+    """Weighted canonical totals equal the unreduced search for every n up to 12 (and OEIS)."""
+    for n in range(1, 13):
+        full = _flow(tmp_path / f"full{n}", n, 1, symmetry="none")
+        reduced = _flow(tmp_path / f"canon{n}", n, 1, symmetry="canonical")
+        assert full == reduced == published("costas_total", n)
+
+
+def test_arrays_all_for_order_10(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    run = tmp_path / "c10"
+    cli("pool", "costas", "--n", 10, "--out", run, "--partitions", 3, check=True)
+    cli("run", run, check=True)
+    out = tmp_path / "all.txt"
+    cli("arrays", run, "--all", "--out", out, check=True)
+    arrays = [tuple(map(int, line.split())) for line in out.read_text().splitlines()]
+    assert len(arrays) == len(set(arrays)) == published("costas_total", 10)
+    assert all(is_costas(a) and sorted(a) == list(range(10)) for a in arrays)
+    canonical = cli("arrays", run, check=True).stdout.splitlines()
+    assert len(canonical) < len(arrays) / 4  # about one eighth of the arrays are searched
+
+
+def _welch(p: int) -> list[tuple[int, ...]]:
+    roots = [g for g in range(2, p) if len({pow(g, k, p) for k in range(1, p)}) == p - 1]
+    return [tuple(pow(g, i + c, p) - 1 for i in range(p - 1)) for g in roots for c in range(p - 1)]
+
+
+@pytest.mark.parametrize("p", [5, 7, 11, 13])
+def test_every_welch_array_is_found(tmp_path: Path, cli, p: int) -> None:  # type: ignore[no-untyped-def]
+    run = tmp_path / f"w{p}"
+    cli("pool", "costas", "--n", p - 1, "--out", run, "--partitions", 2, check=True)
+    cli("run", run, check=True)
+    found = {tuple(map(int, line.split())) for line in cli("arrays", run, "--all", check=True).stdout.splitlines()}
+    welch = _welch(p)
+    assert welch and all(is_costas(w) for w in welch)
+    assert set(welch) <= found
+
+
+def test_kernel_loses_no_array_when_the_output_overflows() -> None:
+    dev = device_context(select_devices(None)[0])
+    problem = get_problem("costas")
+    ladder = climb(problem, 9, 64, 4.0, "none")
+    small = CostasKernel(dev, 9, "none", capacity=3)
+    out = small(ladder.states)
+    assert small.reruns == 1
+    assert len({tuple(a) for a in out.solutions.tolist()}) == int(out.counts.sum()) == published("costas_total", 9)
+
+
+def test_enumerate_costas(cli) -> None:  # type: ignore[no-untyped-def]
+    proc = cli("enumerate", "costas", 12, check=True)
+    assert f"total {published('costas_total', 12)}, {published('costas_classes', 12)} classes" in proc.stdout
+    assert "matches the published count" in proc.stdout
+
+
+def test_costas_bad_input(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    for n in (0, 33):
+        proc = cli("pool", "costas", "--n", n, "--out", tmp_path / "x")
+        assert proc.returncode == 2 and "1..32" in proc.stderr
+    proc = cli("pool", "costas", "--n", 8, "--out", tmp_path / "y", "--symmetry", "mirror")
+    assert proc.returncode == 2 and "unknown symmetry" in proc.stderr
+    cli("pool", "nqueens", "--n", 6, "--out", tmp_path / "q", check=True)
+    cli("run", tmp_path / "q", check=True)
+    proc = cli("arrays", tmp_path / "q")
+    assert proc.returncode == 2 and "lists Costas arrays" in proc.stderr
