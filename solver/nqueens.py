@@ -9,7 +9,7 @@ from permenum.errors import UserError
 from permenum.problems import StateBatch
 from permenum.solver.opencl import BatchCounts, DeviceContext, download, timed_launch, upload, zeros
 
-VARIANTS = {"dfs": "nqueens_dfs", "dsl": "nqueens_dsl"}
+VARIANTS = {"dfs": "nqueens_dfs", "dsl": "nqueens_dsl", "lds": "nqueens_lds"}
 DEFAULT_VARIANT = "dsl"  # measured faster on PoCL (README "Kernels"); GPU figures in bench/NOTES.md
 
 
@@ -18,9 +18,9 @@ class NQueensKernel:
         if variant not in VARIANTS:
             raise UserError(f"unknown nqueens kernel {variant!r} (choose from {', '.join(VARIANTS)})")
         self.dev, self.n, self.depth, self.count_nodes = dev, n, depth, count_nodes
-        options = [f"-DSTACK={max(n - depth, 1)}"] + (["-DCOUNT_NODES"] if count_nodes else [])
+        self.local = 64 if dev.ref.is_gpu or variant == "lds" else None
+        options = [f"-DSTACK={max(n - depth, 1)}", f"-DWG={self.local or 64}"] + (["-DCOUNT_NODES"] if count_nodes else [])
         self.kernel = cl.Kernel(dev.program("nqueens.cl", tuple(options)), VARIANTS[variant])
-        self.local = 64 if dev.ref.is_gpu else None
 
     def __call__(self, batch: StateBatch) -> BatchCounts:
         nstates = len(batch)

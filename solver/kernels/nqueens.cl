@@ -123,3 +123,68 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
 #endif
     }
 }
+
+// GPU-shaped DFS: the per-level stack lives in __local memory laid out [depth][lane], so the
+// lanes of a wavefront touching one depth hit consecutive words (no bank conflicts, whatever
+// the depths), and holds three words per level: the candidates left, the bit placed, and rd.
+// cols and ld are undone on backtrack instead of being stored (ld keeps its high bits, which
+// only ever move further off the board); rd cannot be, since its low bits fall off the board
+// and are needed again. Launched with a fixed work-group size WG.
+#ifndef WG
+#define WG 64
+#endif
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void nqueens_lds(const uint n, const uint depth, const uint nstates,
+                 __global const uint *cols_in, __global const uint *ld_in,
+                 __global const uint *rd_in, __global ulong *counts,
+                 __global ulong *nodes, volatile __global uint *next)
+{
+    __local uint s_a[STACK * WG];
+    __local uint s_b[STACK * WG];
+    __local uint s_r[STACK * WG];
+    const uint lane = get_local_id(0);
+    const uint full = nq_full(n);
+    const int last = (int)n - (int)depth - 1;  // stack level of the board's last row
+    for (;;) {
+        const uint i = atomic_inc(next);
+        if (i >= nstates) break;
+        uint c = cols_in[i], l = ld_in[i], r = rd_in[i];
+        ulong cnt = 0, nd = 1;
+        if (last < 0) {
+            cnt = 1;
+        } else {
+            int d = 0;
+            uint a = ~(c | l | r) & full;
+            for (;;) {
+                if (d == last) {
+                    const uint p = popcount(a);
+                    cnt += p;
+                    nd += p;
+                } else if (a) {
+                    const uint bit = a & (~a + 1u);
+                    s_a[d * WG + lane] = a ^ bit;
+                    s_b[d * WG + lane] = bit;
+                    s_r[d * WG + lane] = r;
+                    ++d;
+                    c |= bit;
+                    l = (l | bit) << 1;
+                    r = (r | bit) >> 1;
+                    a = ~(c | l | r) & full;
+                    ++nd;
+                    continue;
+                }
+                if (d == 0) break;
+                --d;
+                const uint bit = s_b[d * WG + lane];
+                a = s_a[d * WG + lane];
+                c ^= bit;
+                l = (l >> 1) ^ bit;
+                r = s_r[d * WG + lane];
+            }
+        }
+        counts[i] = cnt;
+#ifdef COUNT_NODES
+        nodes[i] = nd;
+#endif
+    }
+}
