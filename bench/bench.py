@@ -51,6 +51,8 @@ def main() -> None:
     ap.add_argument("--nqueens", type=int, nargs="*", default=[12, 13, 14, 15, 16])
     ap.add_argument("--costas", type=int, nargs="*", default=[])
     ap.add_argument("--kernels", nargs="+", default=None, help="N-Queens kernels (default: all)")
+    ap.add_argument("--costas-kernels", nargs="+", default=None, help="Costas kernels (default: all)")
+    ap.add_argument("--costas-target", type=int, default=1 << 16, help="pool target for Costas")
     ap.add_argument("--partitions", type=int, default=1)
     ap.add_argument("--target-states", type=int, default=1 << 16)
     ap.add_argument("--nodes-upto", type=int, default=0)
@@ -63,7 +65,7 @@ def main() -> None:
                 "nodes/s", "exact"):
         table.add_column(col, justify="right")
     cases = [("nqueens", n, k) for k in (args.kernels or KERNELS["nqueens"]) for n in args.nqueens]
-    cases += [("costas", n, k) for k in KERNELS["costas"] for n in args.costas]
+    cases += [("costas", n, k) for k in (args.costas_kernels or KERNELS["costas"]) for n in args.costas]
     over_budget: set[tuple[str, str]] = set()
     with tempfile.TemporaryDirectory() as tmp:
         for problem, n, kernel in cases:
@@ -71,7 +73,8 @@ def main() -> None:
                 continue
             layout = RunLayout(Path(tmp) / f"{problem}-{n}-{kernel}")
             t0 = time.perf_counter()
-            manifest, _ = write_pool(layout, PoolSettings(problem, n, args.partitions, args.target_states))
+            target = args.costas_target if problem == "costas" else args.target_states
+            manifest, _ = write_pool(layout, PoolSettings(problem, n, args.partitions, target))
             t1 = time.perf_counter()
             run_local(layout, 1, args.device, kernel, show_progress=False)
             c = collect(layout)

@@ -197,6 +197,11 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+from permenum.cli_slurm import register  # noqa: E402  (submit, status, resubmit, cluster)
+
+register(cli)
+
+
 def main() -> None:
     try:
         cli.main(standalone_mode=False)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
+
+# SLURM writes each array task's stdout+stderr to logs/<array job id>_<array task id>.out (%A_%a).
+_SLURM_LOG = re.compile(r"^(\d+)_(\d+)\.out$")
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,27 @@ class RunLayout:
     @property
     def slurm_dir(self) -> Path:
         return self.root / "slurm"
+
+    @property
+    def sbatch_script(self) -> Path:
+        """The rendered array job script (`permenum submit` writes it; `sbatch` on it by hand works too)."""
+        return self.slurm_dir / "array.sbatch"
+
+    @property
+    def slurm_log_pattern(self) -> Path:
+        """The `--output` pattern: SLURM fills in %A (array job id) and %a (array task id = partition)."""
+        return self.logs_dir / "%A_%a.out"
+
+    def slurm_logs(self) -> list[tuple[int, int, Path]]:
+        """Every SLURM task log of this run as (array job id, partition, path), oldest job first."""
+        if not self.logs_dir.exists():
+            return []
+        found: list[tuple[int, int, Path]] = []
+        for path in self.logs_dir.iterdir():
+            m = _SLURM_LOG.match(path.name)
+            if m:
+                found.append((int(m.group(1)), int(m.group(2)), path))
+        return sorted(found)
 
     @property
     def submissions(self) -> Path:

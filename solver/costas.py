@@ -9,17 +9,30 @@ from __future__ import annotations
 import numpy as np
 import pyopencl as cl
 
+from permenum.errors import UserError
 from permenum.problems import StateBatch
 from permenum.solver.opencl import BatchCounts, DeviceContext, download, timed_launch, upload, zeros
 
 
+VARIANTS = ("dfs", "lds")  # per-column arrays private / in __local memory ([column][lane])
+
+
+def default_variant(dev: DeviceContext) -> str:
+    return "lds" if dev.ref.is_gpu else "dfs"
+
+
 class CostasKernel:
-    def __init__(self, dev: DeviceContext, n: int, symmetry: str, count_nodes: bool = False, capacity: int = 4096):
+    def __init__(self, dev: DeviceContext, n: int, symmetry: str, count_nodes: bool = False, capacity: int = 4096,
+                 variant: str | None = None):
+        variant = variant or default_variant(dev)
+        if variant not in VARIANTS:
+            raise UserError(f"unknown costas kernel {variant!r} (choose from {', '.join(VARIANTS)})")
         self.dev, self.n, self.count_nodes, self.capacity = dev, n, count_nodes, max(capacity, 1)
-        options = [f"-DNMAX={max(n, 1)}", f"-DCANONICAL={int(symmetry == 'canonical')}"]
+        self.local = 64 if dev.ref.is_gpu or variant == "lds" else None
+        options = [f"-DNMAX={max(n, 1)}", f"-DCANONICAL={int(symmetry == 'canonical')}",
+                   f"-DLOCAL_STACKS={int(variant == 'lds')}", f"-DWG={self.local or 64}"]
         options += ["-DCOUNT_NODES"] if count_nodes else []
         self.kernel = cl.Kernel(dev.program("costas.cl", tuple(options)), "costas_dfs")
-        self.local = 64 if dev.ref.is_gpu else None
         self.reruns = 0  # how often a batch overflowed the output buffer (tests check this path)
 
     def __call__(self, batch: StateBatch) -> BatchCounts:

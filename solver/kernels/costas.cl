@@ -4,7 +4,9 @@
 // new column k may take are the free rows minus, for every d, used[d] shifted by n-1-p[k-d].
 //
 // Build options: -DNMAX=<n>, -DCANONICAL=1 to search only arrays whose p[0] is the smallest of
-// their 8 edge offsets (the host weights them), -DCOUNT_NODES for the node-counting build.
+// their 8 edge offsets (the host weights them), -DCOUNT_NODES for the node-counting build,
+// -DLOCAL_STACKS=1 -DWG=<work-group size> to keep the per-column arrays in __local memory laid
+// out [column][lane] (GPUs: dynamically indexed private arrays spill to slow local memory).
 // Every array found is written to `found` (n bytes each) while capacity lasts; `nfound` counts
 // all of them, so the host can see an overflow and re-run with room for every array.
 
@@ -15,7 +17,24 @@
 #define CANONICAL 0
 #endif
 
-__kernel void costas_dfs(const uint n, const uint depth, const uint nstates,
+#ifndef LOCAL_STACKS
+#define LOCAL_STACKS 0
+#endif
+#if LOCAL_STACKS
+#define P(k) s_p[(k) * WG + lane]
+#define CAND(k) s_cand[(k) * WG + lane]
+#define USED(d) s_used[(d) * WG + lane]
+#else
+#define P(k) p[k]
+#define CAND(k) cand[k]
+#define USED(d) used[d]
+#endif
+#if LOCAL_STACKS
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+#else
+__kernel
+#endif
+void costas_dfs(const uint n, const uint depth, const uint nstates,
                          __global const uchar *prefixes, __global ulong *counts,
                          __global ulong *nodes, volatile __global uint *next,
                          __global uchar *found, volatile __global uint *nfound,
@@ -23,22 +42,29 @@ __kernel void costas_dfs(const uint n, const uint depth, const uint nstates,
 {
     const uint full = n >= 32u ? 0xffffffffu : ((1u << n) - 1u);
     const uint sh = n - 1u;
+#if LOCAL_STACKS
+    __local uint s_p[NMAX * WG];
+    __local uint s_cand[NMAX * WG];
+    __local ulong s_used[NMAX * WG];
+    const uint lane = get_local_id(0);
+#else
     uint p[NMAX];
     uint cand[NMAX];
     ulong used[NMAX];
+#endif
     for (;;) {
         const uint i = atomic_inc(next);
         if (i >= nstates) break;
         ulong cnt = 0, nd = 1;
         uint rows = 0;
-        for (uint d = 0; d < n; ++d) used[d] = 0;
+        for (uint d = 0; d < n; ++d) USED(d) = 0;
         for (uint k = 0; k < depth; ++k) {
             const uint v = prefixes[i * depth + k];
-            p[k] = v;
+            P(k) = v;
             rows |= 1u << v;
-            for (uint d = 1; d <= k; ++d) used[d] |= 1ul << (v - p[k - d] + sh);
+            for (uint d = 1; d <= k; ++d) USED(d) |= 1ul << (v - P(k - d) + sh);
         }
-        const uint p0 = depth > 0 ? p[0] : 0u;
+        const uint p0 = depth > 0 ? P(0) : 0u;
         // rows allowed in the last column, and columns that may hold row 0 or row n-1
         const uint mid_rows = CANONICAL ? (full >> p0) << p0 & (full >> p0) : full;
         int k = (int)depth;
@@ -46,51 +72,51 @@ __kernel void costas_dfs(const uint n, const uint depth, const uint nstates,
             cnt = 1;
             const uint slot = atomic_inc(nfound);
             if (slot < capacity)
-                for (uint c = 0; c < n; ++c) found[slot * n + c] = (uchar)p[c];
+                for (uint c = 0; c < n; ++c) found[slot * n + c] = (uchar)P(c);
         } else {
             // candidates for column k
             uint c0 = ~rows & full;
-            for (int d = 1; d <= k; ++d) c0 &= ~(uint)(used[d] >> (sh - p[k - d]));
+            for (int d = 1; d <= k; ++d) c0 &= ~(uint)(USED(d) >> (sh - P(k - d)));
 #if CANONICAL
             if ((uint)k < p0 || (uint)k > n - 1u - p0) c0 &= ~(1u | (1u << (n - 1u)));
             if ((uint)k == n - 1u) c0 &= mid_rows;
 #endif
-            cand[k] = c0;
+            CAND(k) = c0;
             const int base = k;
             for (;;) {
-                uint a = cand[k];
+                uint a = CAND(k);
                 if (a == 0) {
                     // backtrack: leave column k, undo column k-1
                     if (k == base) break;
                     --k;
-                    const uint v = p[k];
+                    const uint v = P(k);
                     rows ^= 1u << v;
-                    for (int d = 1; d <= k; ++d) used[d] ^= 1ul << (v - p[k - d] + sh);
+                    for (int d = 1; d <= k; ++d) USED(d) ^= 1ul << (v - P(k - d) + sh);
                     continue;
                 }
                 const uint bit = a & (~a + 1u);
-                cand[k] = a ^ bit;
+                CAND(k) = a ^ bit;
                 const uint v = 31u - clz(bit);
                 ++nd;
                 if (k == (int)n - 1) {  // a complete array
-                    p[k] = v;
+                    P(k) = v;
                     ++cnt;
                     const uint slot = atomic_inc(nfound);
                     if (slot < capacity)
-                        for (uint c = 0; c < n; ++c) found[slot * n + c] = (uchar)p[c];
+                        for (uint c = 0; c < n; ++c) found[slot * n + c] = (uchar)P(c);
                     continue;
                 }
-                p[k] = v;
+                P(k) = v;
                 rows |= bit;
-                for (int d = 1; d <= k; ++d) used[d] |= 1ul << (v - p[k - d] + sh);
+                for (int d = 1; d <= k; ++d) USED(d) |= 1ul << (v - P(k - d) + sh);
                 ++k;
                 uint c = ~rows & full;
-                for (int d = 1; d <= k; ++d) c &= ~(uint)(used[d] >> (sh - p[k - d]));
+                for (int d = 1; d <= k; ++d) c &= ~(uint)(USED(d) >> (sh - P(k - d)));
 #if CANONICAL
                 if ((uint)k < p0 || (uint)k > n - 1u - p0) c &= ~(1u | (1u << (n - 1u)));
                 if ((uint)k == n - 1u) c &= mid_rows;
 #endif
-                cand[k] = c;
+                CAND(k) = c;
             }
         }
         counts[i] = cnt;

@@ -126,10 +126,10 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
 
 // GPU-shaped DFS: the per-level stack lives in __local memory laid out [depth][lane], so the
 // lanes of a wavefront touching one depth hit consecutive words (no bank conflicts, whatever
-// the depths), and holds three words per level: the candidates left, the bit placed, and rd.
-// cols and ld are undone on backtrack instead of being stored (ld keeps its high bits, which
-// only ever move further off the board); rd cannot be, since its low bits fall off the board
-// and are needed again. Launched with a fixed work-group size WG.
+// the depths). Per level it keeps the candidates left, the bit placed (cols is undone by XOR),
+// ld and rd. (Undoing ld by a shift instead of storing it miscounted on NVIDIA's OpenCL for
+// N >= 21 while PoCL was exact, and saved no time: bench/NOTES.md.) Launched with a fixed
+// work-group size WG.
 #ifndef WG
 #define WG 64
 #endif
@@ -141,6 +141,7 @@ void nqueens_lds(const uint n, const uint depth, const uint nstates,
 {
     __local uint s_a[STACK * WG];
     __local uint s_b[STACK * WG];
+    __local uint s_l[STACK * WG];
     __local uint s_r[STACK * WG];
     const uint lane = get_local_id(0);
     const uint full = nq_full(n);
@@ -165,9 +166,10 @@ void nqueens_lds(const uint n, const uint depth, const uint nstates,
                     s_a[d * WG + lane] = a ^ bit;
                     s_b[d * WG + lane] = bit;
                     s_r[d * WG + lane] = r;
+                    s_l[d * WG + lane] = l;
                     ++d;
                     c |= bit;
-                    l = (l | bit) << 1;
+                    l = ((l | bit) << 1) & full;
                     r = (r | bit) >> 1;
                     a = ~(c | l | r) & full;
                     ++nd;
@@ -178,7 +180,7 @@ void nqueens_lds(const uint n, const uint depth, const uint nstates,
                 const uint bit = s_b[d * WG + lane];
                 a = s_a[d * WG + lane];
                 c ^= bit;
-                l = (l >> 1) ^ bit;
+                l = s_l[d * WG + lane];
                 r = s_r[d * WG + lane];
             }
         }

@@ -1,0 +1,153 @@
+"""The array job script: a pure function from a few options to the text of ``RUN/slurm/array.sbatch``.
+
+The script is meant to be read and, if need be, submitted by hand (`sbatch RUN/slurm/array.sbatch`): plain
+#SBATCH lines, array index = partition number, and it ends in ``exec permenum task ...`` so the Python
+process is the batch shell itself and receives ``--signal=B:USR1@...``. Everything that comes from the user
+or the file system is quoted with shlex.quote (sbatch's #SBATCH parser honours the same quoting).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import sys
+import sysconfig
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from permenum.errors import UserError
+from permenum.layout import RunLayout
+from permenum.slurm.queue import array_spec
+
+#: Seconds before the time limit at which SLURM sends USR1 to the task (time to checkpoint and requeue).
+DEFAULT_SIGNAL_SECONDS = 120
+
+#: sbatch options that permenum sets itself; an --sbatch-arg may not override them (it would break the
+#: partition numbering, the log names status reads, or the job name that identifies the run).
+PROTECTED = {
+    "--array": "permenum sets it from the partitions (use --throttle for %T)",
+    "--job-name": "it identifies the run's jobs to `permenum status`",
+    "--output": "status reads the task logs at RUN/logs/%A_%a.out",
+    "--error": "status reads the task logs at RUN/logs/%A_%a.out",
+    "--parsable": "permenum adds it",
+    "--wrap": "the script is the command",
+    "--signal": "permenum sets it",
+    "--time": "use --time",
+    "--partition": "use --partition",
+    "--account": "use --account",
+    "--gres": "use --gpus-per-task",
+}
+_SHORT = {"-a": "--array", "-J": "--job-name", "-o": "--output", "-e": "--error", "-t": "--time",
+          "-p": "--partition", "-A": "--account"}
+_TIME = re.compile(r"^(\d+-)?\d+(:\d{1,2}){0,2}$|^(UNLIMITED|INFINITE)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SbatchOptions:
+    """What `permenum submit` lets a user choose about the array job."""
+
+    throttle: int | None = None
+    gpus_per_task: int | None = None
+    time: str | None = None
+    partition: str | None = None
+    account: str | None = None
+    device: str | None = None
+    extra: tuple[str, ...] = field(default_factory=tuple)
+    signal_seconds: int = DEFAULT_SIGNAL_SECONDS
+
+    def validate(self) -> None:
+        """Refuse bad values before anything is written or submitted."""
+        if self.throttle is not None and self.throttle < 1:
+            raise UserError(f"--throttle must be at least 1 (got {self.throttle})")
+        if self.gpus_per_task is not None and self.gpus_per_task < 1:
+            raise UserError(f"--gpus-per-task must be at least 1 (got {self.gpus_per_task})")
+        if self.time is not None and not _TIME.match(self.time):
+            raise UserError(f"--time {self.time!r} is not a SLURM time limit (e.g. 01:30:00, 2-00:00:00, 90)")
+        for value, what in ((self.partition, "--partition"), (self.account, "--account"), (self.device, "--device")):
+            if value is not None and (not value.strip() or "\n" in value):
+                raise UserError(f"{what} must be a non-empty single line (got {value!r})")
+        for arg in self.extra:
+            check_sbatch_arg(arg)
+
+
+def check_sbatch_arg(arg: str) -> None:
+    """An extra sbatch option must be one line, start with '-', and leave permenum's own options alone."""
+    if "\n" in arg or not arg.startswith("-"):
+        raise UserError(f"--sbatch-arg {arg!r}: give one sbatch option per --sbatch-arg, e.g. --sbatch-arg=--mem=4G")
+    name = arg.split("=", 1)[0]
+    if not name.startswith("--"):
+        name = _SHORT.get(arg[:2], name)
+    if name in PROTECTED:
+        raise UserError(f"--sbatch-arg {arg!r}: {name} is set by permenum ({PROTECTED[name]})")
+
+
+def job_name(run_id: str, problem: str, n: int) -> str:
+    """The job name that marks a run's jobs, also when submitted by hand (run ids are random uuids)."""
+    return f"permenum-{problem}{n}-{run_id[:12]}"
+
+
+def entry_point_dir() -> Path:
+    """The directory holding the `permenum` command of *this* Python, for the script's PATH.
+
+    Compute nodes may have no `permenum` on PATH, or another one; the script must run the same
+    installation that rendered it.
+    """
+    candidates = [Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))]
+    for d in candidates:
+        if (d / "permenum").is_file() and os.access(d / "permenum", os.X_OK):
+            return d
+    found = shutil.which("permenum")
+    if found:
+        return Path(found).parent
+    raise UserError(f"cannot find the `permenum` command next to {sys.executable}; install permenum "
+                    "(pip install -e .) so compute nodes can run `permenum task`")
+
+
+def _quote_option(arg: str) -> str:
+    """``--comment=a b`` -> ``--comment='a b'``: quote the value, keep the option name readable."""
+    name, sep, value = arg.partition("=")
+    return f"{name}={shlex.quote(value)}" if sep and name.startswith("--") else shlex.quote(arg)
+
+
+def render(layout: RunLayout, job_name: str, num_partitions: int, options: SbatchOptions, bin_dir: Path,
+           title: str) -> str:
+    """The sbatch script text; no I/O, so it is compared with a saved copy in the tests."""
+    q = shlex.quote
+    directives = [
+        f"--job-name={q(job_name)}",
+        f"--array={array_spec(list(range(num_partitions)), options.throttle)}",
+        f"--output={q(str(layout.slurm_log_pattern))}",
+        f"--signal=B:USR1@{options.signal_seconds}",
+        "--requeue",
+    ]
+    if options.time:
+        directives.append(f"--time={options.time}")
+    if options.partition:
+        directives.append(f"--partition={q(options.partition)}")
+    if options.account:
+        directives.append(f"--account={q(options.account)}")
+    if options.gpus_per_task:
+        directives.append(f"--gres=gpu:{options.gpus_per_task}")
+    directives.extend(_quote_option(a) for a in options.extra)
+    task = ["permenum", "task", q(str(layout.root)), "--partition", '"$SLURM_ARRAY_TASK_ID"']
+    if options.device:
+        task += ["--device", q(options.device)]
+    lines = [
+        "#!/bin/bash",
+        f"# {title}",
+        "# Rendered by `permenum submit`. Array index = partition number: `permenum resubmit` runs",
+        "# `sbatch --array=<failed partitions> <this file>`; `sbatch <this file>` runs every partition.",
+        *(f"#SBATCH {d}" for d in directives),
+        "",
+        ': "${SLURM_ARRAY_TASK_ID:?submit this script as an array job: sbatch --array=... (index = partition)}"',
+        "# The permenum installation that rendered this script (compute nodes may have none on PATH).",
+        f'export PATH={q(str(bin_dir))}:"$PATH"',
+        ('echo "permenum: partition $SLURM_ARRAY_TASK_ID, job ${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}'
+         ' on $(hostname) at $(date -Is)"'),
+        "# exec: the task is the batch shell itself, so it receives USR1 before the time limit.",
+        "exec " + " ".join(task),
+        "",
+    ]
+    return "\n".join(lines)

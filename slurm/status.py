@@ -1,0 +1,223 @@
+"""What each partition of a run is: done, running, pending, failed or missing.
+
+* done: its result file exists (the truth; read last, so a task that ends during the query counts).
+* pending / running: the queue (squeue, or pyslurm) lists its array task in such a state.
+* failed: not done, not queued, and something says it ran and ended: the scheduler (scontrol while it
+  remembers the job, sacct where accounting exists, the jobcomp log where readable) reports an end
+  state, the task left ``logs/part-NNNNN.error.json``, or SLURM wrote its log ``logs/%A_%a.out`` (a
+  task that started and is gone without a result has ended, whatever the reason).
+* missing: none of the above: never submitted, or so long ago that nothing remembers it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from permenum.jobs.collect import compact_ranges
+from permenum.layout import RunLayout
+from permenum.poolgen.manifest import Manifest, load_manifest
+from permenum.slurm.backend import Backend
+from permenum.slurm.queue import TaskState
+from permenum.slurm.script import job_name
+
+STATES = ("done", "running", "pending", "failed", "missing")
+_LOG_TAIL_BYTES = 4096
+
+
+@dataclass
+class StatusReport:
+    run: Path
+    job_name: str
+    num_partitions: int
+    states: dict[str, list[int]]
+    #: Why each failed partition counts as failed, newest evidence first.
+    evidence: dict[int, list[str]] = field(default_factory=dict)
+    #: The newest SLURM log of each partition that has one (the file to open).
+    logs: dict[int, Path] = field(default_factory=dict)
+    #: The array jobs holding each state's queued partitions, e.g. {"pending": [12, 15]}.
+    queued_jobs: dict[str, list[int]] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    backend: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return len(self.states["done"]) == self.num_partitions
+
+    @property
+    def queued(self) -> list[int]:
+        return sorted(self.states["pending"] + self.states["running"])
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "run": str(self.run),
+            "job_name": self.job_name,
+            "partitions": self.num_partitions,
+            "states": {s: {"count": len(v), "compact": compact_ranges(v), "partitions": v} for s, v in self.states.items()},
+            "failed": {str(i): {"evidence": self.evidence.get(i, []), "log": str(self.logs[i]) if i in self.logs else None}
+                       for i in self.states["failed"]},
+            "queued_jobs": self.queued_jobs,
+            "sources": self.sources,
+            "backend": self.backend,
+            "notes": self.notes,
+        }
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Everything read about a run, before deciding: the inputs of `classify`."""
+
+    num_partitions: int
+    done: set[int]
+    queue: list[TaskState]
+    ended: list[TaskState]
+    errors: dict[int, str]
+    logs: dict[int, tuple[Path, str]]
+
+
+def classify(ev: Evidence) -> tuple[dict[str, list[int]], dict[int, list[str]], dict[str, list[int]], list[str]]:
+    """Pure decision: (partitions per state, failure evidence, queued array jobs per state, notes)."""
+    states: dict[str, list[int]] = {s: [] for s in STATES}
+    evidence: dict[int, list[str]] = {}
+    notes: list[str] = []
+    in_range = range(ev.num_partitions)
+    queued: dict[int, str] = {}
+    queued_by: dict[int, list[tuple[str, int]]] = {}
+    for t in ev.queue:
+        if t.partition not in in_range:
+            notes.append(f"job {t.slurm_id} is not a partition of this run (0..{ev.num_partitions - 1})")
+            continue
+        cat = t.category
+        if cat == "unknown":
+            notes.append(f"job {t.slurm_id} is queued in state {t.state}, unknown to permenum: counted as pending")
+            cat = "pending"
+        if queued.get(t.partition) != "running":  # two submissions of one partition: running wins
+            queued[t.partition] = cat
+        queued_by.setdefault(t.partition, []).append((cat, t.array_job_id))
+    again = sorted(ev.done & queued.keys())
+    if again:
+        notes.append(f"partitions {compact_ranges(again)} are done but queued again (a second result is kept "
+                     "as a duplicate)")
+    jobs: dict[str, set[int]] = {"pending": set(), "running": set()}
+    ended: dict[int, list[TaskState]] = {}
+    for t in ev.ended:
+        if t.partition in in_range and t.category not in ("pending", "running"):
+            ended.setdefault(t.partition, []).append(t)
+    for i in in_range:
+        if i in ev.done:
+            states["done"].append(i)
+        elif i in queued:
+            states[queued[i]].append(i)
+            for cat, job in queued_by[i]:
+                jobs[cat].add(job)
+        else:
+            why = _scheduler_evidence(ended.get(i, []))
+            if i in ev.errors:
+                why.append(f"task error: {ev.errors[i]}")
+            if i in ev.logs:
+                path, last_line = ev.logs[i]
+                if not last_line or last_line.removeprefix("error: ") not in ev.errors.get(i, ""):
+                    why.append(f"log {path.name}: {last_line or '(empty)'}")
+            if why:
+                states["failed"].append(i)
+                evidence[i] = why
+            else:
+                states["missing"].append(i)
+    return states, evidence, {k: sorted(v) for k, v in jobs.items() if v}, notes
+
+
+def _scheduler_evidence(records: list[TaskState]) -> list[str]:
+    """One line per (job, state), newest job first, naming every source that reported it."""
+    merged: dict[tuple[int, str], list[TaskState]] = {}
+    for t in records:
+        merged.setdefault((t.array_job_id, t.state), []).append(t)
+    lines: list[str] = []
+    for (job, _state), same in sorted(merged.items(), key=lambda kv: -kv[0][0]):
+        best = max(same, key=lambda t: (t.reason not in ("", "None"), t.exit_code != "", t.source))
+        sources = ", ".join(sorted({t.source for t in same}))
+        line = best.describe(sources)
+        if best.category == "completed":
+            line += ": exited 0 without writing a result"
+        elif best.category == "unknown":
+            line += ": ended in a state unknown to permenum"
+        lines.append(line)
+    return lines
+
+
+def gather(layout: RunLayout, backend: Backend, backend_note: str = "") -> StatusReport:
+    """Ask every available source, then read the result files, then classify."""
+    manifest = load_manifest(layout)
+    name = job_name(manifest.run_id, manifest.problem, manifest.n)
+    queue = backend.queue(name)  # the queue first: a task that ends meanwhile has its result by the end
+    remembered = backend.jobs(name)
+    accounting = backend.accounting(name, _since(manifest))
+    jobcomp = backend.jobcomp(name)
+    done = {i for i in range(manifest.num_partitions) if layout.result_file(i).exists()}
+    not_done = [i for i in range(manifest.num_partitions) if i not in done]
+    errors = _error_records(layout, not_done)
+    logs = _latest_logs(layout, set(not_done))
+    ev = Evidence(manifest.num_partitions, done, queue, remembered + accounting.records + jobcomp.records, errors,
+                  {i: (p, _last_line(p)) for i, p in logs.items()})
+    states, evidence, queued_jobs, notes = classify(ev)
+    sources = {
+        "results": f"{len(done)} result files",
+        backend.queue_source: f"{len(queue)} queued tasks",
+        backend.jobs_source: f"{len(remembered)} task records (kept for MinJobAge="
+                             f"{backend.config().get('MinJobAge', '?')})",
+        "sacct": accounting.note,
+        "jobcomp": jobcomp.note,
+        "task logs": f"{len(errors)} error records, {len(logs)} SLURM logs of unfinished partitions",
+    }
+    return StatusReport(layout.root, name, manifest.num_partitions, states, evidence,
+                        {i: logs[i] for i in states["failed"] if i in logs}, queued_jobs, sources,
+                        backend_note or backend.name, notes)
+
+
+def _since(manifest: Manifest) -> str:
+    """sacct's --starttime: when the pool was made (no job of this run is older), in local time."""
+    try:
+        created = dt.datetime.fromisoformat(str(manifest.data.get("created")))
+        return created.astimezone().strftime("%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        return "now-365days"
+
+
+def _error_records(layout: RunLayout, partitions: Iterable[int]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for i in partitions:
+        path = layout.failure_file(i)
+        if not path.exists():
+            continue
+        try:
+            rec = json.loads(path.read_text())
+            env = rec.get("environment") or {}
+            job = f" (job {env['slurm_array_job_id']}_{env['slurm_array_task_id']})" if env.get("slurm_array_job_id") else ""
+            out[i] = f"{rec.get('error', '?')}{job}, {rec.get('time', '?')}"
+        except (OSError, ValueError, AttributeError) as exc:
+            out[i] = f"unreadable error record {path.name} ({exc})"
+    return out
+
+
+def _latest_logs(layout: RunLayout, partitions: set[int]) -> dict[int, Path]:
+    latest: dict[int, Path] = {}
+    for _job, partition, path in layout.slurm_logs():  # oldest job first: later ones win
+        if partition in partitions:
+            latest[partition] = path
+    return latest
+
+
+def _last_line(path: Path) -> str:
+    """The last non-empty line of a task log: slurmstepd's "*** JOB ... CANCELLED ***", "error: ...", ..."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, 2)
+            fh.seek(max(0, fh.tell() - _LOG_TAIL_BYTES))
+            lines = [ln.strip() for ln in fh.read().decode(errors="replace").splitlines() if ln.strip()]
+    except OSError as exc:
+        return f"(unreadable: {exc.strerror})"
+    return lines[-1][:300] if lines else ""

@@ -1,0 +1,174 @@
+"""`permenum submit` and `permenum resubmit`: one sbatch array job over the partitions that need it.
+
+Both submit ``RUN/slurm/array.sbatch`` with an explicit ``--array=<partitions>%T`` on the sbatch command
+line (it overrides the script's own #SBATCH --array), so the array index stays the partition number and a
+resubmission of 3, 7, 12, 13, 14 is ``--array=3,7,12-14%T``. Every submission is appended to
+``RUN/submissions.jsonl``: time, kind, job id, array spec, the exact sbatch command.
+
+Neither submits a partition that is done or still queued. While any partition of the run is pending or
+running they refuse (a second submission could run it twice, and a running task may still fail and belong
+in the next resubmission) unless --force, which submits the others and leaves the queued ones alone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from permenum.atomic import write_bytes_atomic
+from permenum.errors import UserError
+from permenum.jobs.collect import compact_ranges
+from permenum.layout import RunLayout
+from permenum.poolgen.manifest import Manifest, load_manifest
+from permenum.slurm.backend import Backend, Submitted
+from permenum.slurm.queue import array_spec
+from permenum.slurm.script import SbatchOptions, entry_point_dir, job_name, render
+from permenum.slurm.status import StatusReport, gather
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a submit/resubmit did: `submitted` is None when nothing needed submitting (see `message`)."""
+
+    message: str
+    partitions: list[int]
+    array: str = ""
+    submitted: Submitted | None = None
+
+
+def render_script(layout: RunLayout, manifest: Manifest, options: SbatchOptions) -> str:
+    options.validate()
+    title = (f"permenum array job: {manifest.problem} n={manifest.n}, {manifest.num_partitions} partitions, "
+             f"run {manifest.run_id}")
+    return render(layout, job_name(manifest.run_id, manifest.problem, manifest.n), manifest.num_partitions, options,
+                  entry_point_dir(), title)
+
+
+def submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: bool = False,
+           backend_note: str = "") -> tuple[Outcome, StatusReport]:
+    """Render the script and submit every partition that is neither done nor queued."""
+    manifest = load_manifest(layout)
+    text = render_script(layout, manifest, options)
+    report = gather(layout, backend, backend_note)
+    if report.complete:
+        return Outcome(f"nothing to submit: all {report.num_partitions} partitions of {layout.root} have results "
+                       "(run `permenum collect`)", []), report
+    todo = sorted(report.states["failed"] + report.states["missing"])
+    if not todo:
+        return Outcome(f"nothing to submit: partitions {compact_ranges(report.queued)} are pending or running, "
+                       "the others have results", []), report
+    _refuse_while_queued(report, force, "submit")
+    check_array_size(todo, backend.config())
+    write_bytes_atomic(layout.sbatch_script, text.encode())
+    return _submit_array(layout, backend, todo, options.throttle, "submit", asdict(options)), report
+
+
+def resubmit(layout: RunLayout, backend: Backend, include_missing: bool = False, force: bool = False,
+             throttle: int | None = None, dry_run: bool = False,
+             backend_note: str = "") -> tuple[Outcome, StatusReport]:
+    """Submit the failed partitions (and the missing ones if asked) with the script `submit` wrote."""
+    SbatchOptions(throttle=throttle).validate()
+    report = gather(layout, backend, backend_note)
+    if report.complete:
+        return Outcome(f"nothing to resubmit: all {report.num_partitions} partitions have results", []), report
+    todo = report.states["failed"] + (report.states["missing"] if include_missing else [])
+    if not todo:
+        hints = []
+        if report.queued:
+            hints.append(f"{compact_ranges(report.queued)} still pending or running")
+        if report.states["missing"] and not include_missing:
+            hints.append(f"{compact_ranges(report.states['missing'])} never ran (add --include-missing)")
+        hint = f" ({'; '.join(hints)})" if hints else ""
+        return Outcome(f"nothing to resubmit: no failed partitions{hint}", []), report
+    _refuse_while_queued(report, force, "resubmit")
+    if not layout.sbatch_script.exists():
+        raise UserError(f"{layout.sbatch_script} does not exist: run `permenum submit {layout.root}` first")
+    if throttle is None:
+        throttle = last_throttle(layout)
+    todo = sorted(todo)
+    check_array_size(todo, backend.config())
+    if dry_run:
+        spec = array_spec(todo, throttle)
+        return Outcome(f"dry run: would submit --array={spec} {layout.sbatch_script}", todo, spec), report
+    return _submit_array(layout, backend, todo, throttle, "resubmit", None), report
+
+
+def _refuse_while_queued(report: StatusReport, force: bool, verb: str) -> None:
+    if not report.queued or force:
+        return
+    jobs = sorted({j for js in report.queued_jobs.values() for j in js})
+    raise UserError(
+        f"refusing to {verb}: partitions {compact_ranges(report.queued)} of this run are still pending or running "
+        f"(job {', '.join(map(str, jobs))}); wait for them (`permenum status {report.run}`), or use --force to "
+        f"{verb} the others now")
+
+
+def check_array_size(partitions: list[int], config: dict[str, str]) -> None:
+    """Array indices must be below the cluster's MaxArraySize (read, not assumed: sites change it)."""
+    raw = config.get("MaxArraySize", "")
+    if not raw.isdigit():
+        raise UserError(f"cannot read MaxArraySize from `scontrol show config` (got {raw!r})")
+    limit = int(raw)
+    if partitions and max(partitions) >= limit:
+        raise UserError(
+            f"partition {max(partitions)} is beyond this cluster's MaxArraySize={limit} (array indices must be "
+            f"below it): make the pool with at most {limit} partitions (permenum pool -P {limit}), or ask the "
+            "administrators to raise MaxArraySize")
+
+
+def _submit_array(layout: RunLayout, backend: Backend, partitions: list[int], throttle: int | None, kind: str,
+                  options: dict[str, Any] | None) -> Outcome:
+    spec = array_spec(partitions, throttle)
+    layout.logs_dir.mkdir(parents=True, exist_ok=True)  # SLURM cannot create the --output directory
+    submitted = backend.submit(layout.sbatch_script, [f"--array={spec}"])
+    record = {
+        "time": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "kind": kind,
+        "job_id": submitted.job_id,
+        "cluster": submitted.cluster,
+        "array": spec,
+        "partitions": compact_ranges(partitions),
+        "throttle": throttle,
+        "command": submitted.command,
+        "script": str(layout.sbatch_script),
+    }
+    if options is not None:
+        record["options"] = options
+    append_submission(layout, record)
+    return Outcome(f"submitted job {submitted.job_id}: --array={spec} ({len(partitions)} partitions)", partitions, spec,
+                   submitted)
+
+
+def append_submission(layout: RunLayout, record: dict[str, Any]) -> None:
+    """One JSON line per submission, appended and fsynced (an append of one short line is atomic)."""
+    line = (json.dumps(record, sort_keys=True) + "\n").encode()
+    fd = os.open(layout.submissions, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_submissions(layout: RunLayout) -> list[dict[str, Any]]:
+    if not layout.submissions.exists():
+        return []
+    out: list[dict[str, Any]] = []
+    for n, line in enumerate(layout.submissions.read_text().splitlines(), 1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                raise UserError(f"{layout.submissions}:{n}: not a JSON line") from None
+    return out
+
+
+def last_throttle(layout: RunLayout) -> int | None:
+    """A resubmission keeps the throttle of the run's latest submission (the cluster's limits did not change)."""
+    for record in reversed(read_submissions(layout)):
+        if record.get("throttle"):
+            return int(record["throttle"])
+    return None

@@ -1,0 +1,211 @@
+"""The SLURM half without a cluster: the rendered script (against a saved copy, and run by bash), the
+parsers on output recorded from the real daemons (tests/data/), the state tables and the decision rules."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from permenum.errors import UserError
+from permenum.jobs.collect import compact_ranges
+from permenum.layout import RunLayout
+from permenum.slurm import queue
+from permenum.slurm.backend import pyslurm_matches
+from permenum.slurm.queue import TaskState
+from permenum.slurm.script import SbatchOptions, check_sbatch_arg, render
+from permenum.slurm.status import Evidence, classify
+from permenum.slurm.submit import check_array_size
+
+DATA = Path(__file__).parent / "data"
+HOSTILE_RUN = Path("/shared/runs/it's a \"quoted\" run")
+OPTIONS = SbatchOptions(throttle=4, gpus_per_task=1, time="02:00:00", partition="gpu", account="proj x",
+                        device="NVIDIA CUDA:0", extra=("--mem=4G", "--comment=N-Queens 20"))
+TITLE = "permenum array job: nqueens n=20, 1000 partitions, run 0123456789abcdef0123456789abcdef"
+
+
+def _render(run: Path, bin_dir: Path, options: SbatchOptions = OPTIONS) -> str:
+    return render(RunLayout(run), "permenum-nqueens20-0123456789ab", 1000, options, bin_dir, TITLE)
+
+
+def test_script_matches_saved_copy() -> None:
+    text = _render(HOSTILE_RUN, Path("/opt/perm enum/bin"))
+    assert text == (DATA / "array.sbatch.expected").read_text()
+    assert text.rstrip().splitlines()[-1].startswith("exec permenum task ")
+
+
+def test_script_hands_hostile_paths_to_the_task_intact(tmp_path: Path) -> None:
+    """Run the script with bash and a stand-in `permenum` that records its argv: quoting must survive."""
+    bin_dir = tmp_path / "bin dir 'x'"
+    bin_dir.mkdir()
+    argv_file = tmp_path / "argv.json"
+    fake = bin_dir / "permenum"
+    fake.write_text(f"#!/usr/bin/env python3\nimport json, sys\njson.dump(sys.argv[1:], open({str(argv_file)!r}, 'w'))\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    run = tmp_path / "it's a \"run\" $HOME `x`"
+    script = tmp_path / "array.sbatch"
+    script.write_text(_render(run, bin_dir))
+    env = {**os.environ, "SLURM_ARRAY_TASK_ID": "7", "SLURM_ARRAY_JOB_ID": "12", "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=30,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "permenum: partition 7, job 12_7" in proc.stdout
+    assert json.loads(argv_file.read_text()) == ["task", str(run), "--partition", "7", "--device", "NVIDIA CUDA:0"]
+    # Without an array task id the script refuses instead of running partition "".
+    env.pop("SLURM_ARRAY_TASK_ID")
+    proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=30,
+                          check=False)
+    assert proc.returncode != 0 and "array job" in proc.stderr
+
+
+def test_script_minimal_has_no_optional_lines() -> None:
+    text = _render(Path("/r"), Path("/b"), SbatchOptions())
+    assert "#SBATCH --array=0-999\n" in text
+    for absent in ("--gres", "--time", "--partition=", "--account", "--device"):
+        assert absent not in text
+
+
+@pytest.mark.parametrize("arg", ["--array=1-3", "-a1", "--job-name=x", "-J", "--output=/tmp/x", "-e", "--wrap=ls",
+                                 "--time=1", "--gres=gpu:2", "mem=4G", "--mem=1G\n#SBATCH --array=0"])
+def test_protected_and_malformed_sbatch_args_are_refused(arg: str) -> None:
+    with pytest.raises(UserError):
+        check_sbatch_arg(arg)
+
+
+@pytest.mark.parametrize("arg", ["--mem=4G", "--constraint=a100", "--exclusive", "-N1", "--qos=long"])
+def test_other_sbatch_args_pass(arg: str) -> None:
+    check_sbatch_arg(arg)
+
+
+@pytest.mark.parametrize("options", [SbatchOptions(throttle=0), SbatchOptions(gpus_per_task=0),
+                                     SbatchOptions(time="2 hours"), SbatchOptions(partition=" ")])
+def test_bad_options_are_refused(options: SbatchOptions) -> None:
+    with pytest.raises(UserError):
+        options.validate()
+
+
+def test_time_formats() -> None:
+    for t in ("90", "01:30:00", "2-00:00:00", "2-12", "UNLIMITED", "10:00"):
+        SbatchOptions(time=t).validate()
+
+
+def test_ranges_round_trip() -> None:
+    assert queue.expand_ranges("3,7,12-14%2") == [3, 7, 12, 13, 14]
+    assert queue.expand_ranges("[0-15:4]") == [0, 4, 8, 12]
+    assert queue.array_spec([14, 3, 12, 13, 7], 2) == "3,7,12-14%2"
+    assert queue.array_spec([0, 1, 2]) == "0-2"
+    for indices in ([0], [1, 2, 3, 9], list(range(0, 50, 3)) + [51, 52]):
+        assert queue.expand_ranges(compact_ranges(indices)) == indices
+    with pytest.raises(ValueError):
+        queue.expand_ranges("1-x")
+
+
+def test_state_tables() -> None:
+    tables = [queue.PENDING_STATES, queue.RUNNING_STATES, queue.FAILED_STATES, queue.COMPLETED_STATES]
+    assert sum(len(t) for t in tables) == len(set().union(*tables)), "a state in two tables"
+    assert queue.category("TIMEOUT") == "failed" and queue.category("REQUEUED") == "pending"
+    assert queue.category("COMPLETING") == "running" and queue.category("WEIRD") == "unknown"
+    assert queue.normalize_state("CANCELLED by 0") == "CANCELLED"
+
+
+NAME = "permenum-nqueens12-c77a0a76ba60"
+
+
+def test_parse_recorded_squeue() -> None:
+    records = queue.parse_squeue((DATA / "squeue_r.txt").read_text(), NAME)
+    # Six held elements of job 28, one running task of job 29; non-array and foreign jobs skipped.
+    assert [(t.array_job_id, t.partition, t.state) for t in records] == (
+        [(28, i, "PENDING") for i in range(6)] + [(29, 6, "RUNNING")])
+    assert records[0].reason == "JobHeldUser"
+
+
+def test_parse_recorded_scontrol_with_spaces_and_quotes_in_paths() -> None:
+    text = (DATA / "scontrol_show_job.txt").read_text()
+    line = next(ln for ln in text.splitlines() if ln.startswith("JobId=12 "))
+    kv = queue.parse_key_values(line)
+    assert kv["StdOut"] == "/tmp/ex/run 'q' x/logs/9_2.out" and kv["JobState"] == "COMPLETED"
+    ours = {(t.array_job_id, t.partition): t.state for t in queue.parse_scontrol_jobs(text, NAME)}
+    assert ours == {(9, 2): "COMPLETED", (9, 7): "COMPLETED", (29, 6): "RUNNING",
+                    **{(28, i): "PENDING" for i in range(6)}}  # the pending record "0-5%2" expanded
+    other = queue.parse_scontrol_jobs(text, "permenum-nqueens12-85984be2fa60")
+    failed = [t for t in other if t.state == "FAILED"]
+    assert [(t.slurm_id, t.reason, t.exit_code) for t in failed] == [("17_2", "NonZeroExitCode", "2:0")]
+    assert {t.slurm_id: t.state for t in other}["26_2"] == "CANCELLED"
+
+
+def test_parse_recorded_jobcomp_and_config() -> None:
+    records = queue.parse_jobcomp((DATA / "jobcomp.txt").read_text(), "permenum-nqueens12-85984be2fa60")
+    assert [(t.slurm_id, t.state, t.exit_code) for t in records] == [("17_2", "FAILED", "2:0")]
+    cfg = queue.parse_config((DATA / "scontrol_show_config.txt").read_text())
+    assert cfg["MaxArraySize"] == "1001" and cfg["AccountingStorageType"] == "accounting_storage/none"
+    assert queue.parse_version(cfg["SLURM_VERSION"]) == (22, 5)
+
+
+def test_parse_sacct() -> None:
+    # Hand-written in sacct --parsable2 --noheader -X -o JobID,JobName,State,ExitCode,Reason form (no
+    # accounting daemon here to record from).
+    text = ("41_3|permenum-x|FAILED|1:0|NonZeroExitCode\n41_4|permenum-x|CANCELLED by 0|0:15|None\n"
+            "41_[5-7%2]|permenum-x|PENDING|0:0|JobArrayTaskLimit\n42|other|COMPLETED|0:0|None\n")
+    got = [(t.slurm_id, t.state) for t in queue.parse_sacct(text, "permenum-x")]
+    assert got == [("41_3", "FAILED"), ("41_4", "CANCELLED"), ("41_5", "PENDING"), ("41_6", "PENDING"),
+                   ("41_7", "PENDING")]
+
+
+def test_max_array_size_is_enforced() -> None:
+    check_array_size(list(range(1001)), {"MaxArraySize": "1001"})
+    with pytest.raises(UserError, match="MaxArraySize=1001"):
+        check_array_size([3, 1001], {"MaxArraySize": "1001"})
+    with pytest.raises(UserError, match="MaxArraySize"):
+        check_array_size([0], {})
+
+
+def test_pyslurm_is_chosen_only_for_the_same_major_minor() -> None:
+    assert pyslurm_matches("22.5.1", "slurm-wlm 22.05.8")
+    assert pyslurm_matches("25.11.0", "slurm 25.11.2")
+    assert not pyslurm_matches("25.11.0", "slurm-wlm 22.05.8")
+    assert not pyslurm_matches("?", "slurm 25.11.0")
+
+
+def _t(job: int, p: int, state: str, source: str = "scontrol", reason: str = "") -> TaskState:
+    return TaskState(job, p, state, source, reason)
+
+
+def test_classify_precedence() -> None:
+    ev = Evidence(
+        num_partitions=9,
+        done={0, 1},
+        queue=[_t(20, 2, "PENDING", "squeue"), _t(20, 3, "RUNNING", "squeue"), _t(21, 3, "PENDING", "squeue"),
+               _t(20, 9, "PENDING", "squeue")],
+        ended=[_t(10, 1, "FAILED"), _t(10, 2, "FAILED"), _t(10, 4, "TIMEOUT", reason="TimeLimit"),
+               _t(10, 4, "TIMEOUT", "jobcomp"), _t(10, 5, "COMPLETED"), _t(10, 8, "RUNNING")],
+        errors={6: "UserError: corrupted"},
+        logs={7: (Path("/r/logs/10_7.out"), "slurmstepd: error: *** JOB 17 ON vm CANCELLED AT 2026 ***")},
+    )
+    states, evidence, queued_jobs, notes = classify(ev)
+    assert states == {"done": [0, 1], "running": [3], "pending": [2], "failed": [4, 5, 6, 7], "missing": [8]}
+    assert evidence[4] == ["job 10_4 TIMEOUT (TimeLimit) [jobcomp, scontrol]"]
+    assert "without writing a result" in evidence[5][0]
+    assert "CANCELLED" in evidence[7][0]
+    assert queued_jobs == {"pending": [20, 21], "running": [20]}
+    assert any("20_9" in n for n in notes)
+    # A done partition queued again stays done, and its job is not shown as holding queued partitions.
+    ev2 = Evidence(3, {0}, [_t(30, 0, "RUNNING", "squeue")], [], {}, {})
+    states, _, queued_jobs, notes = classify(ev2)
+    assert states["done"] == [0] and states["missing"] == [1, 2] and queued_jobs == {}
+    assert any("done but queued again" in n for n in notes)
+
+
+def test_dry_run_prints_the_script_and_writes_nothing(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    run = tmp_path / "dry 'run'"
+    cli("pool", "nqueens", "--n", 8, "--out", run, "-P", 3, check=True)
+    proc = cli("submit", run, "--dry-run", "--throttle", 2, "--gpus-per-task", 1, check=True)
+    assert proc.stdout.startswith("#!/bin/bash\n") and "#SBATCH --array=0-2%2" in proc.stdout
+    assert "#SBATCH --gres=gpu:1" in proc.stdout and proc.stdout.rstrip().splitlines()[-1].startswith("exec permenum task")
+    assert not (run / "slurm").exists() and not (run / "submissions.jsonl").exists()
+    bad = cli("submit", run, "--dry-run", "--sbatch-arg=--array=0-1")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--array is set by permenum" in bad.stderr
+    assert cli("status", tmp_path / "nope").returncode == 2
