@@ -1,1 +1,5 @@
-"""Atomic, verified, resumable per-partition progress (see checkpoints/store.py)."""
+"""Atomic, verified, resumable per-partition progress: a task resumes from here, never from a bad file."""
+
+from permenum.checkpoints.store import Checkpoint, CheckpointError, load_checkpoint, quarantine, save_checkpoint
+
+__all__ = ["Checkpoint", "CheckpointError", "load_checkpoint", "quarantine", "save_checkpoint"]

@@ -46,12 +46,14 @@ _LEDGER_SCHEMA = pa.schema([
     ("solutions_weighted", pa.string()), ("solutions_raw", pa.uint64()), ("classes", pa.string()),
     ("nodes", pa.uint64()),
     ("seconds_load", pa.float64()), ("seconds_kernel", pa.float64()), ("seconds_total", pa.float64()),
-    ("estimated_cost", pa.float64()), ("devices", pa.string()), ("host", pa.string()),
+    ("estimated_cost", pa.float64()), ("measured_cost", pa.float64()), ("devices", pa.string()), ("host", pa.string()),
     ("slurm_job_id", pa.int64()), ("finished", pa.string()),
 ])
 
 
 def _ledger_row(record: dict[str, Any], manifest: Manifest) -> dict[str, Any]:
+    """One ledger row. ``measured_cost`` is what ``estimated_cost`` (the pool's estimate, in search
+    nodes) predicts: the nodes visited where the task counted them, else the kernel's seconds."""
     env = record.get("environment", {})
     return {
         "partition": record["partition"], "attempt": record["attempt"], "states": record["states"],
@@ -60,6 +62,7 @@ def _ledger_row(record: dict[str, Any], manifest: Manifest) -> dict[str, Any]:
         "nodes": record.get("nodes"), "seconds_load": record["seconds"]["load"],
         "seconds_kernel": record["seconds"]["kernel"], "seconds_total": record["seconds"]["total"],
         "estimated_cost": manifest.partition(record["partition"]).get("estimated_cost"),
+        "measured_cost": float(record["nodes"] if record.get("nodes") is not None else record["seconds"]["kernel"]),
         "devices": ", ".join(record.get("devices", [])), "host": env.get("host"),
         "slurm_job_id": env.get("slurm_job_id"), "finished": record.get("finished"),
     }

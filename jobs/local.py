@@ -6,6 +6,7 @@ OpenCL context per device, so a run of many small partitions does not pay a proc
 
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -15,7 +16,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from permenum.errors import UserError
-from permenum.jobs.task import run_task
+from permenum.jobs.chunking import DEFAULT_CHUNK_SECONDS
+from permenum.jobs.task import TaskInterrupted, run_task
 from permenum.layout import RunLayout
 from permenum.poolgen.manifest import load_manifest
 from permenum.solver.devices import select_devices
@@ -26,6 +28,7 @@ class LocalRunSummary:
     ran: list[int] = field(default_factory=list)
     skipped: list[int] = field(default_factory=list)
     failed: dict[int, str] = field(default_factory=dict)
+    interrupted: list[int] = field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -34,8 +37,18 @@ def pending_partitions(layout: RunLayout) -> list[int]:
     return [i for i in range(manifest.num_partitions) if not layout.result_file(i).exists()]
 
 
+def _unless_stopped(stop: threading.Event | None, layout: RunLayout, partition: int, device: str | None,
+                    kernel: str | None, chunk_seconds: float) -> dict[str, Any]:
+    """Start a queued partition only if no stop was requested meanwhile."""
+    if stop is not None and stop.is_set():
+        raise TaskInterrupted(partition, 0, 0)
+    return run_task(layout, partition, device, kernel, False, stop, chunk_seconds)
+
+
 def run_local(layout: RunLayout, workers: int = 1, device: str | None = None, kernel: str | None = None,
-              console: Console | None = None, show_progress: bool = True) -> LocalRunSummary:
+              console: Console | None = None, show_progress: bool = True, stop: threading.Event | None = None,
+              chunk_seconds: float = DEFAULT_CHUNK_SECONDS) -> LocalRunSummary:
+    """Run the pending partitions; ``stop`` (set by a signal handler) ends each after its chunk."""
     if workers < 1:
         raise UserError(f"--workers must be at least 1 (got {workers})")
     manifest = load_manifest(layout)
@@ -53,7 +66,7 @@ def run_local(layout: RunLayout, workers: int = 1, device: str | None = None, ke
         states_done = 0
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futures: dict[Future[dict[str, Any]], int] = {
-                pool.submit(run_task, layout, i, device, kernel): i for i in todo
+                pool.submit(_unless_stopped, stop, layout, i, device, kernel, chunk_seconds): i for i in todo
             }
             remaining = set(futures)
             while remaining:
@@ -64,6 +77,9 @@ def run_local(layout: RunLayout, workers: int = 1, device: str | None = None, ke
                         fut.result()
                         summary.ran.append(i)
                         states_done += rows[i]
+                    except TaskInterrupted:
+                        summary.interrupted.append(i)
+                        continue
                     except Exception as exc:  # one failed partition must not hide the others
                         summary.failed[i] = f"{type(exc).__name__}: {exc}"
                     elapsed = time.perf_counter() - t0

@@ -1,23 +1,33 @@
 """One array task: load partition I, verify it, count every completion of its states, write the result.
 
 The same function runs under SLURM (``permenum task``) and under the local executor; only who
-launches it differs. The result file, not the scheduler, is the truth that the partition is done.
+launches it differs. The partition is processed in chunks (jobs.chunking); after every chunk the
+partial sums go to a verified checkpoint, so a task that is stopped (signal, time limit, kill -9)
+resumes where its last checkpoint left off. The result file, not the scheduler, is the truth that
+the partition is done; it is written once (jobs.results).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import threading
 import time
+from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import pyarrow.parquet as pq
 
+from permenum.checkpoints import Checkpoint, CheckpointError, load_checkpoint, quarantine, save_checkpoint
+from permenum.jobs.chunking import DEFAULT_CHUNK_SECONDS, ChunkSizer
 from permenum.jobs.environment import TaskEnvironment
+from permenum.jobs.partial import ChunkLedger, Partial
 from permenum.jobs.results import attempts_so_far, write_failure, write_result
 from permenum.jobs.solutions import write_solutions
+from permenum.jobs.tasklog import TaskLog
 from permenum.layout import RunLayout
-from permenum.poolgen.manifest import load_manifest
+from permenum.poolgen.manifest import Manifest, load_manifest
 from permenum.poolgen.write import read_partition
 from permenum.problems import StateBatch, get_problem
 from permenum.problems.base import exact
@@ -25,59 +35,208 @@ from permenum.solver.devices import select_devices
 from permenum.solver.opencl import device_context
 from permenum.solver.registry import make_solver
 
+#: `permenum task` exits with this (EX_TEMPFAIL) when it stopped early after checkpointing.
+EXIT_INTERRUPTED = 75
+
+
+class TaskInterrupted(Exception):
+    """The task stopped at a chunk boundary on request, with its progress checkpointed."""
+
+    def __init__(self, partition: int, states_done: int, total: int):
+        super().__init__(f"partition {partition} interrupted at state {states_done}/{total} (checkpointed)")
+        self.partition, self.states_done, self.total = partition, states_done, total
+
 
 def run_task(layout: RunLayout, partition: int, device: str | None = None, kernel: str | None = None,
-             count_nodes: bool = False) -> dict[str, Any]:
+             count_nodes: bool = False, stop: threading.Event | None = None,
+             chunk_seconds: float = DEFAULT_CHUNK_SECONDS, max_seconds: float | None = None) -> dict[str, Any]:
     """Run one partition and write its result record; returns the record.
 
-    A failure is recorded in ``logs/part-NNNNN.error.json`` (what, when, where) before it propagates,
-    so `status` can tell a failed partition from one that never ran.
+    ``stop`` is checked after every chunk: when set, or once this attempt has run ``max_seconds``
+    (a time budget for clusters without --signal), the task checkpoints and raises TaskInterrupted.
+    A failure is recorded in ``logs/part-NNNNN.error.json`` before it propagates, so `status` can
+    tell a failed partition from one that never ran.
     """
     try:
-        return _run_task(layout, partition, device, kernel, count_nodes)
+        return _run_task(layout, partition, device, kernel, count_nodes, stop or threading.Event(), chunk_seconds,
+                         max_seconds)
+    except TaskInterrupted:
+        raise
     except Exception as exc:
         if layout.manifest.exists() and partition >= 0:
             write_failure(layout, partition, exc)
         raise
 
 
-def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str | None,
-              count_nodes: bool) -> dict[str, Any]:
+def _resume(layout: RunLayout, manifest: Manifest, partition: int, log: TaskLog) -> tuple[Checkpoint | None, str | None]:
+    """The checkpoint to resume from, or None; a bad one is reported, moved aside and ignored."""
+    path = layout.checkpoint_file(partition)
+    if not path.exists():
+        return None, None
+    try:
+        ckpt = load_checkpoint(path, manifest.run_id, partition, manifest.partition(partition)["sha256"])
+    except CheckpointError as exc:
+        moved = quarantine(path)
+        log.write(f"checkpoint {path.name} rejected: {exc}; moved to {moved.name}; starting the partition over")
+        return None, str(exc)
+    log.write(f"resuming from checkpoint at state {ckpt.states_done} (attempt {ckpt.attempt}, {ckpt.chunks} chunks)")
+    return ckpt, None
+
+
+@dataclass
+class _DeviceWorker:
+    """One device's solver and its own chunk sizing (its share follows its measured rate)."""
+
+    label: str
+    solver: Any
+    sizer: ChunkSizer
+    rate: float = 0.0  # states per kernel-second, 0 until measured
+    states: int = 0
+
+
+def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str | None, count_nodes: bool,
+              stop: threading.Event, chunk_seconds: float, max_seconds: float | None) -> dict[str, Any]:
     t_start = time.perf_counter()
     manifest = load_manifest(layout)
     problem = get_problem(manifest.problem)
     path = read_partition(layout, manifest, partition)
     batch = StateBatch.from_table(pq.read_table(path), problem.mask_names)
     t_loaded = time.perf_counter()
-    refs = select_devices(device)
-    dev = device_context(refs[0])
-    solver = make_solver(problem.name, dev, manifest.n, int(manifest.data["generator"]["locked_depth"]), kernel,
-                         manifest.symmetry, count_nodes)
-    out = solver(batch)
-    tally = problem.tally(batch, out.counts, out.solutions, manifest.symmetry)
-    if out.solutions is not None:
-        write_solutions(layout, partition, out.solutions)
+    log = TaskLog(layout.task_log(partition), partition)
+    ckpt, rejected = _resume(layout, manifest, partition, log)
+    attempt = max(attempts_so_far(layout, partition), ckpt.attempt if ckpt else 0) + 1
+    depth = int(manifest.data["generator"]["locked_depth"])
+    workers = [
+        _DeviceWorker(ctx.ref.label, make_solver(problem.name, ctx, manifest.n, depth, kernel, manifest.symmetry,
+                                                 count_nodes), ChunkSizer(chunk_seconds))
+        for ctx in (device_context(ref) for ref in select_devices(device))
+    ]
+    ledger = _ledger_from(ckpt, len(batch), count_nodes)
+    resumed_from = ledger.prefix_end
+    elapsed_before = ckpt.elapsed if ckpt else 0.0
+    lock = threading.Lock()
+    interrupted = threading.Event()
+    log.write(f"attempt {attempt}: {len(batch)} states, starting at {resumed_from}"
+              f"{f' (+{len(ledger.ahead)} chunks done beyond)' if ledger.ahead else ''}, on "
+              + "; ".join(w.label for w in workers))
+
+    def checkpoint() -> None:
+        pre = ledger.prefix
+        ahead = [{"start": s, "end": e, **sums.as_json()} for s, (e, sums) in sorted(ledger.ahead.items())]
+        save_checkpoint(layout.checkpoint_file(partition), Checkpoint(
+            manifest.run_id, partition, manifest.partition(partition)["sha256"], ledger.prefix_end,
+            str(pre.weighted), pre.raw, None if pre.classes is None else str(pre.classes), pre.nodes,
+            pre.kernel_seconds, elapsed_before + time.perf_counter() - t_start, attempt, pre.chunks,
+            pre.solutions, ahead))
+
+    def should_stop(w: _DeviceWorker) -> bool:
+        over = max_seconds is not None and w.states > 0 and time.perf_counter() - t_start >= max_seconds
+        if stop.is_set() or over:
+            interrupted.set()
+        return interrupted.is_set()
+
+    def tail_is_for_faster_devices(w: _DeviceWorker, size: int) -> bool:
+        """PHACT's failure case: a slow device taking the last chunk finishes after a fast one would."""
+        fastest = max(x.rate for x in workers)
+        if len(workers) == 1 or w.rate <= 0 or w.rate >= fastest:
+            return False
+        return size / w.rate > ledger.remaining_unclaimed() / fastest
+
+    def work(w: _DeviceWorker) -> None:
+        while True:
+            with lock:
+                if should_stop(w):
+                    return
+                size = w.sizer.next(max(ledger.remaining_unclaimed(), 1))
+                if tail_is_for_faster_devices(w, size):
+                    return
+                claimed = ledger.claim(size)
+            if claimed is None:
+                return
+            start, end = claimed
+            chunk = batch.take(slice(start, end))
+            out = w.solver(chunk)
+            tally = problem.tally(chunk, out.counts, out.solutions, manifest.symmetry)
+            sums = Partial(tally.weighted, tally.raw, tally.classes,
+                           int(np.sum(out.nodes, dtype=np.uint64)) if out.nodes is not None else None,
+                           out.kernel_seconds, out.solutions.tolist() if out.solutions is not None else None, 1)
+            with lock:
+                w.sizer.observe(end - start, out.kernel_seconds)
+                w.rate = (end - start) / max(out.kernel_seconds, 1e-9) if w.rate == 0 else \
+                    0.5 * w.rate + 0.5 * (end - start) / max(out.kernel_seconds, 1e-9)
+                w.states += end - start
+                ledger.finish(start, end, sums)
+                if not ledger.complete:
+                    checkpoint()
+
+    failures: list[BaseException] = []
+    threads = [threading.Thread(target=_guard, args=(work, w, failures), name=f"device-{k}")
+               for k, w in enumerate(workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if failures:
+        raise failures[0]
+    if not ledger.complete:
+        with lock:
+            if sum(w.states for w in workers):  # progress this attempt: keep it
+                checkpoint()
+        why = "on request" if stop.is_set() else f"after its {max_seconds:g} s budget"
+        log.write(f"stopping at state {ledger.prefix_end}/{len(batch)} {why} (checkpointed)")
+        raise TaskInterrupted(partition, ledger.prefix_end, len(batch))
+    sums = ledger.prefix
+    if sums.solutions is not None and problem.name == "costas":
+        write_solutions(layout, partition, np.array(sums.solutions, np.uint8).reshape(len(sums.solutions), manifest.n))
     env = TaskEnvironment.read()
     record: dict[str, Any] = {
         "run_id": manifest.run_id,
         "problem": manifest.problem,
         "n": manifest.n,
         "partition": partition,
-        "attempt": attempts_so_far(layout, partition) + 1,
+        "attempt": attempt,
         "pool_sha256": manifest.partition(partition)["sha256"],
         "states": len(batch),
-        "solutions": {"weighted": exact(tally.weighted), "raw": tally.raw},
-        "classes": exact(tally.classes),
-        "nodes": None if out.nodes is None else int(np.sum(out.nodes, dtype=np.uint64)),
+        "resumed_from": resumed_from,
+        "states_this_attempt": sum(w.states for w in workers),
+        "chunks": sums.chunks,
+        "checkpoint_rejected": rejected,
+        "solutions": {"weighted": exact(sums.weighted), "raw": sums.raw},
+        "classes": exact(sums.classes),
+        "nodes": sums.nodes if count_nodes else None,
         "kernel": kernel or "default",
-        "devices": [dev.ref.label],
+        "devices": [w.label for w in workers],
+        "device_states": {w.label: w.states for w in workers},
         "seconds": {
             "load": t_loaded - t_start,
-            "kernel": out.kernel_seconds,
-            "total": time.perf_counter() - t_start,
+            "kernel": sums.kernel_seconds,
+            "total": elapsed_before + time.perf_counter() - t_start,
+            "this_attempt": time.perf_counter() - t_start,
         },
         "environment": env.as_dict(),
         "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
     record["status"] = write_result(layout, record)
+    log.write(f"done: {record['solutions']['weighted']} solutions, {sums.chunks} chunks, result {record['status']}")
+    layout.checkpoint_file(partition).unlink(missing_ok=True)
     return record
+
+
+def _guard(work: Any, worker: _DeviceWorker, errors: list[BaseException]) -> None:
+    """Run one device's loop; an exception is handed to the task's thread instead of being lost."""
+    try:
+        work(worker)
+    except BaseException as exc:  # noqa: BLE001 - re-raised by the task
+        errors.append(exc)
+
+
+def _ledger_from(ckpt: Checkpoint | None, total: int, count_nodes: bool) -> ChunkLedger:
+    if ckpt is None:
+        return ChunkLedger(total, 0, Partial(nodes=0 if count_nodes else None), {})
+    prefix = Partial(Fraction(ckpt.weighted), ckpt.raw, None if ckpt.classes is None else Fraction(ckpt.classes),
+                     ckpt.nodes if count_nodes else None, ckpt.kernel_seconds, ckpt.solutions, ckpt.chunks)
+    ahead = {int(a["start"]): (int(a["end"]), Partial.from_json(a)) for a in ckpt.ahead}
+    if not count_nodes:
+        for _, p in ahead.values():
+            p.nodes = None
+    return ChunkLedger(total, ckpt.states_done, prefix, ahead)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import click
 from rich.console import Console
 
 from permenum.errors import UserError
+from permenum.jobs.chunking import DEFAULT_CHUNK_SECONDS
 from permenum.layout import RunLayout
 
 out = Console(highlight=False, soft_wrap=True)
@@ -37,6 +40,8 @@ def pool_options(f):  # type: ignore[no-untyped-def]
     f = click.option("--target-states", "-S", type=int, default=DEFAULT_TARGET, show_default=True,
                      help="Soft target pool size for ladder climbing.")(f)
     f = click.option("--symmetry", type=str, default=None, help="Symmetry reduction (default: the problem's).")(f)
+    f = click.option("--balance", type=click.Choice(["cost", "rows"]), default="cost", show_default=True,
+                     help="Partitions of equal estimated cost (Knuth probes) or of equal row count.")(f)
     return f
 
 
@@ -46,41 +51,101 @@ def pool_options(f):  # type: ignore[no-untyped-def]
 @click.option("--out", "run", type=click.Path(file_okay=False), required=True, help="Run directory to create.")
 @click.option("--partitions", "-P", type=int, default=1, show_default=True)
 @pool_options
-def pool(problem: str, n: int, run: str, partitions: int, target_states: int, seed: int, symmetry: str | None) -> None:
+def pool(problem: str, n: int, run: str, partitions: int, target_states: int, seed: int, symmetry: str | None,
+         balance: str) -> None:
     """Generate the state pool of PROBLEM and write it as Parquet partitions plus manifest.json."""
     from permenum.poolgen.write import PoolSettings, write_pool
 
-    manifest, created = write_pool(_layout(run), PoolSettings(problem, n, partitions, target_states, seed=seed, symmetry=symmetry))
+    manifest, created = write_pool(_layout(run), PoolSettings(problem, n, partitions, target_states, seed=seed, symmetry=symmetry,
+                                                              balance=balance))
     g = manifest.data["generator"]
     verb = "wrote" if created else "kept the identical existing"
     out.print(f"{verb} pool {manifest.run_id}: {manifest.problem} n={manifest.n}, {manifest.total_states} states at "
               f"depth {g['locked_depth']} ({g['stop_reason']}), {manifest.num_partitions} partitions in {run}")
 
 
+MAX_REQUEUES = 100  # a task requeued this often is left for `resubmit` (something is wrong)
+
+
+def _stop_on_signals(stop: threading.Event, signals: tuple[int, ...]) -> None:
+    """Turn the signals into a request to stop after the current chunk (with a checkpoint)."""
+    def handler(signum: int, _frame: object) -> None:
+        err.print(f"permenum: got {signal.Signals(signum).name}; stopping after the current chunk")
+        stop.set()
+
+    for sig in signals:
+        signal.signal(sig, handler)
+
+
+def _prepare_device(device: str | None) -> None:
+    """Open the device's context before installing our signal handlers: PoCL installs its own
+    SIGUSR1 handler when its first context is created, which would silently replace ours."""
+    from permenum.solver.devices import select_devices
+    from permenum.solver.opencl import device_context
+
+    device_context(select_devices(device)[0])
+
+
 @cli.command()
 @click.argument("run", type=click.Path(file_okay=False))
 @click.option("--partition", "-i", type=int, required=True)
 @click.option("--device", "-d", default=None, help="gpu | cpu | accelerator | all | PLATFORM:DEVICE")
-@click.option("--kernel", "-k", default=None, help="Kernel variant (nqueens: dfs, dsl).")
+@click.option("--kernel", "-k", default=None, help="Kernel variant (nqueens: dfs, dsl, lds; costas: dfs, lds).")
 @click.option("--count-nodes", is_flag=True, help="Use the node-counting build (slower).")
-def task(run: str, partition: int, device: str | None, kernel: str | None, count_nodes: bool) -> None:
-    """Run one partition (what each SLURM array task executes) and write its result file."""
-    from permenum.jobs.task import run_task
+@click.option("--chunk-seconds", type=float, default=DEFAULT_CHUNK_SECONDS, show_default=True,
+              help="Bound on one kernel launch; a checkpoint is written after each.")
+@click.option("--max-seconds", type=float, default=None,
+              help="Checkpoint and stop (exit 75) once this attempt has run this long (at least one chunk).")
+def task(run: str, partition: int, device: str | None, kernel: str | None, count_nodes: bool, chunk_seconds: float,
+         max_seconds: float | None) -> None:
+    """Run one partition (what each SLURM array task executes) and write its result file.
+
+    On SIGUSR1/SIGTERM (SLURM's --signal before the time limit, preemption, scancel --signal) the task
+    finishes its chunk, checkpoints, asks SLURM to requeue it, and exits 75; a restart resumes.
+    """
+    from permenum.jobs.environment import TaskEnvironment
+    from permenum.jobs.task import EXIT_INTERRUPTED, TaskInterrupted, run_task
 
     if partition < 0:
         raise UserError(f"--partition must be non-negative (got {partition})")
-    record = run_task(_layout(run), partition, device, kernel, count_nodes)
+    if chunk_seconds <= 0:
+        raise UserError(f"--chunk-seconds must be positive (got {chunk_seconds})")
+    stop = threading.Event()
+    signals = (signal.SIGUSR1, signal.SIGTERM, signal.SIGINT)
+    _stop_on_signals(stop, signals)  # as early as we can: a signal's default action kills the task
+    _prepare_device(device)
+    _stop_on_signals(stop, signals)  # again: PoCL replaced the USR1 handler
+    try:
+        record = run_task(_layout(run), partition, device, kernel, count_nodes, stop, chunk_seconds, max_seconds)
+    except TaskInterrupted as exc:
+        env = TaskEnvironment.read()
+        if env.under_slurm and (env.slurm_restart_count or 0) < MAX_REQUEUES:
+            from permenum.slurm.requeue import requeue_self
+
+            err.print(f"{exc}; {requeue_self(env)}")
+        else:
+            err.print(f"{exc}; run it again to resume")
+        sys.exit(EXIT_INTERRUPTED)
     out.print(f"partition {partition}: {record['solutions']['weighted']} solutions from {record['states']} states in "
-              f"{record['seconds']['total']:.2f} s (kernel {record['seconds']['kernel']:.2f} s) on {record['devices'][0]} "
-              f"[{record['status']}]")
+              f"{record['seconds']['total']:.2f} s (kernel {record['seconds']['kernel']:.2f} s) on {'; '.join(record['devices'])} "
+              f"[{record['status']}, attempt {record['attempt']}, resumed from state {record['resumed_from']}]")
 
 
-def _run_local(run: str, workers: int, device: str | None, kernel: str | None) -> int:
+def _run_local(run: str, workers: int, device: str | None, kernel: str | None,
+               chunk_seconds: float = DEFAULT_CHUNK_SECONDS) -> int:
     from permenum.jobs.local import run_local
+    from permenum.jobs.task import EXIT_INTERRUPTED
 
-    summary = run_local(_layout(run), workers, device, kernel, console=err)
+    stop = threading.Event()
+    _prepare_device(device)
+    _stop_on_signals(stop, (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1))
+    summary = run_local(_layout(run), workers, device, kernel, console=err, stop=stop, chunk_seconds=chunk_seconds)
     if summary.skipped:
         err.print(f"{len(summary.skipped)} partitions already had results")
+    if summary.interrupted:
+        err.print(f"interrupted: partitions {', '.join(map(str, summary.interrupted))} checkpointed; "
+                  f"run `permenum run {run}` again to resume")
+        return EXIT_INTERRUPTED
     for i, why in sorted(summary.failed.items()):
         err.print(f"[red]partition {i} failed:[/red] {why}")
     return EXIT_INCOMPLETE if summary.failed else 0
@@ -91,9 +156,13 @@ def _run_local(run: str, workers: int, device: str | None, kernel: str | None) -
 @click.option("--workers", "-w", type=int, default=1, show_default=True)
 @click.option("--device", "-d", default=None)
 @click.option("--kernel", "-k", default=None)
-def run_cmd(run: str, workers: int, device: str | None, kernel: str | None) -> None:
-    """Run every partition without a result on this machine (the local executor)."""
-    sys.exit(_run_local(run, workers, device, kernel))
+@click.option("--chunk-seconds", type=float, default=DEFAULT_CHUNK_SECONDS, show_default=True)
+def run_cmd(run: str, workers: int, device: str | None, kernel: str | None, chunk_seconds: float) -> None:
+    """Run every partition without a result on this machine (the local executor).
+
+    Ctrl-C stops every task after its current chunk, with a checkpoint; running again resumes.
+    """
+    sys.exit(_run_local(run, workers, device, kernel, chunk_seconds))
 
 
 def _print_collect(run: str) -> int:
@@ -165,7 +234,7 @@ def arrays(run: str, expand: bool, out_file: str | None) -> None:
 @click.option("--kernel", "-k", default=None)
 @pool_options
 def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None, workers: int, device: str | None,
-              kernel: str | None, target_states: int, seed: int, symmetry: str | None) -> None:
+              kernel: str | None, target_states: int, seed: int, symmetry: str | None, balance: str) -> None:
     """pool + run + collect of PROBLEM N on this machine; prints the total and checks it."""
     import time
 
@@ -186,7 +255,8 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
             sym = symmetry or prob.default_symmetry
             prob.check_symmetry(sym)
             partitions = max(1, min(4, len(climb(prob, n, target_states, 4.0, sym).states)))
-        write_pool(_layout(run), PoolSettings(problem, n, partitions, target_states, seed=seed, symmetry=symmetry))
+        write_pool(_layout(run), PoolSettings(problem, n, partitions, target_states, seed=seed, symmetry=symmetry,
+                                              balance=balance))
         rc = _run_local(run, workers, device, kernel)
         if rc == 0:
             rc = _print_collect(run)
@@ -200,6 +270,10 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
 from permenum.cli_slurm import register  # noqa: E402  (submit, status, resubmit, cluster)
 
 register(cli)
+
+from permenum.cli_report import register as _register_report  # noqa: E402  (report)
+
+_register_report(cli)
 
 
 def main() -> None:

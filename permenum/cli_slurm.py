@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import click
+
+from permenum.slurm.script import DEFAULT_SIGNAL_SECONDS
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -71,18 +73,22 @@ def _backend() -> tuple[Backend, str]:
 @click.option("--sbatch-arg", "sbatch_args", multiple=True,
               help="Extra sbatch option for the script, repeatable: --sbatch-arg=--mem=4G.")
 @click.option("--device", "-d", default=None, help="--device for every `permenum task` (default: first GPU, else CPU).")
+@click.option("--signal-seconds", type=int, default=DEFAULT_SIGNAL_SECONDS, show_default=True,
+              help="--signal=B:USR1@S: seconds before the time limit at which tasks checkpoint and requeue.")
+@click.option("--chunk-seconds", type=float, default=None, help="--chunk-seconds for every task (default: the task's).")
 @click.option("--force", is_flag=True, help="Submit even while some partitions are still queued (those are skipped).")
 @click.option("--dry-run", is_flag=True, help="Print the script; write and submit nothing.")
 def submit(run: str, throttle: int | None, gpus_per_task: int | None, time_limit: str | None,
            slurm_partition: str | None, account: str | None, sbatch_args: tuple[str, ...], device: str | None,
-           force: bool, dry_run: bool) -> None:
+           signal_seconds: int, chunk_seconds: float | None, force: bool, dry_run: bool) -> None:
     """Render RUN/slurm/array.sbatch and submit one array job over every partition without a result."""
     from permenum.poolgen.manifest import load_manifest
     from permenum.slurm import submit as sub
     from permenum.slurm.script import SbatchOptions
 
     layout = _run_layout(run)
-    options = SbatchOptions(throttle, gpus_per_task, time_limit, slurm_partition, account, device, tuple(sbatch_args))
+    options = SbatchOptions(throttle, gpus_per_task, time_limit, slurm_partition, account, device, tuple(sbatch_args),
+                            signal_seconds, chunk_seconds)
     if dry_run:
         click.echo(sub.render_script(layout, load_manifest(layout), options), nl=False)
         err.print(f"dry run: nothing written or submitted (the script would be {layout.sbatch_script})")
@@ -140,6 +146,13 @@ def status(run: str, as_json: bool) -> None:
         where = f"  (job {', '.join(map(str, jobs))})" if jobs else ""
         table.add_row(f"[{colour[state]}]{state}[/]", str(len(parts)), (compact_ranges(parts) or "-") + where)
     out.print(table)
+    prog = report.progress
+    if prog is not None:
+        for i, (done, total) in sorted(prog.partial.items()):
+            out.print(f"partition {i}: {done}/{total} states checkpointed ({100 * done / max(total, 1):.0f}%)", markup=False)
+        eta = "unknown" if prog.eta_seconds is None else f"{prog.eta_seconds:.0f} s"
+        out.print(f"progress: {prog.states_done}/{prog.states_total} states "
+                  f"({100 * prog.states_done / max(prog.states_total, 1):.1f}%), ETA {eta}", markup=False)
     for i in report.states["failed"]:
         why = report.evidence[i]
         more = f"; and {len(why) - SHOWN_EVIDENCE} older (see --json)" if len(why) > SHOWN_EVIDENCE else ""

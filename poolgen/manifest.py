@@ -53,7 +53,8 @@ class Manifest:
             "problem": self.problem,
             "params": self.data["params"],
             "symmetry": self.symmetry,
-            "generator": {k: self.data["generator"][k] for k in ("target_states", "hard_factor", "seed")},
+            "generator": {**{k: self.data["generator"][k] for k in ("target_states", "hard_factor", "seed")},
+                          "balance": self.data["generator"].get("balance", "rows")},  # pools before cost balancing: rows
             "num_partitions": self.num_partitions,
         }
 

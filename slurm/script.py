@@ -56,6 +56,7 @@ class SbatchOptions:
     device: str | None = None
     extra: tuple[str, ...] = field(default_factory=tuple)
     signal_seconds: int = DEFAULT_SIGNAL_SECONDS
+    chunk_seconds: float | None = None
 
     def validate(self) -> None:
         """Refuse bad values before anything is written or submitted."""
@@ -70,6 +71,10 @@ class SbatchOptions:
                 raise UserError(f"{what} must be a non-empty single line (got {value!r})")
         for arg in self.extra:
             check_sbatch_arg(arg)
+        if self.signal_seconds < 1:
+            raise UserError(f"--signal-seconds must be at least 1 (got {self.signal_seconds})")
+        if self.chunk_seconds is not None and self.chunk_seconds <= 0:
+            raise UserError(f"--chunk-seconds must be positive (got {self.chunk_seconds})")
 
 
 def check_sbatch_arg(arg: str) -> None:
@@ -134,6 +139,8 @@ def render(layout: RunLayout, job_name: str, num_partitions: int, options: Sbatc
     task = ["permenum", "task", q(str(layout.root)), "--partition", '"$SLURM_ARRAY_TASK_ID"']
     if options.device:
         task += ["--device", q(options.device)]
+    if options.chunk_seconds:
+        task += ["--chunk-seconds", f"{options.chunk_seconds:g}"]
     lines = [
         "#!/bin/bash",
         f"# {title}",

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from permenum.checkpoints.progress import RunProgress, run_progress
 from permenum.jobs.collect import compact_ranges
 from permenum.layout import RunLayout
 from permenum.poolgen.manifest import Manifest, load_manifest
@@ -44,6 +45,7 @@ class StatusReport:
     sources: dict[str, str] = field(default_factory=dict)
     backend: str = ""
     notes: list[str] = field(default_factory=list)
+    progress: RunProgress | None = None
 
     @property
     def complete(self) -> bool:
@@ -65,6 +67,11 @@ class StatusReport:
             "sources": self.sources,
             "backend": self.backend,
             "notes": self.notes,
+            "progress": None if self.progress is None else {
+                "states_done": self.progress.states_done, "states_total": self.progress.states_total,
+                "eta_seconds": self.progress.eta_seconds,
+                "partial": {str(i): {"states_done": d, "states": t} for i, (d, t) in self.progress.partial.items()},
+            },
         }
 
 
@@ -175,7 +182,7 @@ def gather(layout: RunLayout, backend: Backend, backend_note: str = "") -> Statu
     }
     return StatusReport(layout.root, name, manifest.num_partitions, states, evidence,
                         {i: logs[i] for i in states["failed"] if i in logs}, queued_jobs, sources,
-                        backend_note or backend.name, notes)
+                        backend_note or backend.name, notes, run_progress(layout, manifest))
 
 
 def _since(manifest: Manifest) -> str:

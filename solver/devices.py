@@ -23,10 +23,17 @@ class DeviceRef:
     platform_index: int
     device_index: int
     device: cl.Device
+    sub_index: int | None = None  # a sub-device of a split CPU (``SPEC/K``)
+
+    @property
+    def key(self) -> tuple[int, int, int | None]:
+        return (self.platform_index, self.device_index, self.sub_index)
 
     @property
     def label(self) -> str:
-        return f"{self.platform_index}:{self.device_index} {self.device.platform.name.strip()} / {self.device.name.strip()}"
+        sub = "" if self.sub_index is None else f"/{self.sub_index}"
+        return (f"{self.platform_index}:{self.device_index}{sub} {self.device.platform.name.strip()} / "
+                f"{self.device.name.strip()}")
 
     @property
     def is_gpu(self) -> bool:
@@ -75,8 +82,32 @@ def _slurm_gpu_filter(refs: list[DeviceRef]) -> list[DeviceRef]:
     return [r for i, r in enumerate(refs) if i in wanted] or refs
 
 
+def _split(refs: list[DeviceRef], parts: int) -> list[DeviceRef]:
+    """Each device cut into ``parts`` equal sub-devices (OpenCL device fission; CPUs support it)."""
+    out: list[DeviceRef] = []
+    for ref in refs:
+        units = ref.device.max_compute_units
+        if parts > units:
+            raise UserError(f"cannot split {ref.label} into {parts} sub-devices: it has {units} compute units")
+        try:
+            subs = ref.device.create_sub_devices([cl.device_partition_property.EQUALLY, units // parts])[:parts]
+        except cl.Error as exc:
+            raise UserError(f"{ref.label} cannot be split into sub-devices ({exc})") from None
+        out.extend(DeviceRef(ref.platform_index, ref.device_index, d, k) for k, d in enumerate(subs))
+    return out
+
+
 def select_devices(spec: str | None) -> list[DeviceRef]:
-    """Resolve a device spec to devices, or raise UserError naming what exists."""
+    """Resolve a device spec to devices, or raise UserError naming what exists.
+
+    ``SPEC/K`` splits each device SPEC names into K sub-devices (e.g. ``cpu/2``), which then run as
+    separate devices: how multi-device scheduling is exercised on a machine with one CPU.
+    """
+    base, slash, parts = (spec or "").partition("/")
+    if slash:
+        if not parts.isdigit() or int(parts) < 1:
+            raise UserError(f"unknown device {spec!r}: after '/' comes the number of sub-devices, e.g. cpu/2")
+        return _split(select_devices(base or None), int(parts))
     refs = all_devices()
     if not refs:
         raise UserError("no OpenCL device found: install PoCL (`pip install 'permenum[pocl]'`) or a GPU driver's ICD")

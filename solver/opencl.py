@@ -17,7 +17,7 @@ import pyopencl as cl
 from permenum.solver.devices import DeviceRef
 
 _lock = threading.Lock()
-_contexts: dict[tuple[int, int], "DeviceContext"] = {}
+_contexts: dict[tuple[int, int, int | None], "DeviceContext"] = {}
 
 
 def kernel_source(filename: str) -> str:
@@ -47,7 +47,7 @@ class DeviceContext:
 
 
 def device_context(ref: DeviceRef) -> DeviceContext:
-    key = (ref.platform_index, ref.device_index)
+    key = ref.key
     with _lock:
         if key not in _contexts:
             ctx = cl.Context([ref.device])

@@ -5,55 +5,18 @@ Run directories have spaces and quotes in their names on purpose. Every wait is 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import time
 from pathlib import Path
-from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
 
 from permenum.slurm import cluster
 from tests.conftest import published
+from tests.slurm_helpers import partition_states, slurm, status, submissions, wait_idle
 
 pytestmark = pytest.mark.slurm
 
-JOB_DEADLINE = 90.0
 PARTITIONS = 8
-
-
-def _slurm(info: cluster.ClusterInfo, *args: str) -> str:
-    proc = subprocess.run(list(args), env={**os.environ, **info.env}, capture_output=True, text=True, timeout=30,
-                          check=False)
-    assert proc.returncode == 0, f"{args} -> {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-    return proc.stdout
-
-
-def _status(cli, info: cluster.ClusterInfo, run: Path) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    return json.loads(cli("status", run, "--json", env=info.env, check=True).stdout)
-
-
-def _states(report: dict[str, Any]) -> dict[str, list[int]]:
-    return {s: v["partitions"] for s, v in report["states"].items()}
-
-
-def _wait_idle(cli, info: cluster.ClusterInfo, run: Path) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    """Poll `permenum status` until none of the run's partitions is pending or running (bounded)."""
-    deadline = time.monotonic() + JOB_DEADLINE
-    while True:
-        report = _status(cli, info, run)
-        states = _states(report)
-        if not states["pending"] and not states["running"]:
-            return report
-        if time.monotonic() > deadline:
-            pytest.fail(f"still queued after {JOB_DEADLINE}s: {states}\n{_slurm(info, 'squeue', '-a')}")
-        time.sleep(0.5)
-
-
-def _submissions(run: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (run / "submissions.jsonl").read_text().splitlines()]
 
 
 def _pool(cli, run: Path) -> None:  # type: ignore[no-untyped-def]
@@ -65,14 +28,14 @@ def test_full_flow_through_slurm(slurm_cluster: cluster.ClusterInfo, tmp_path: P
     _pool(cli, run)
     proc = cli("submit", run, "--throttle", 2, env=slurm_cluster.env, check=True)
     assert "submitted job" in proc.stdout and "--array=0-7%2" in proc.stdout
-    [record] = _submissions(run)
+    [record] = submissions(run)
     assert record["kind"] == "submit" and record["array"] == "0-7%2" and record["job_id"] > 0
     assert record["command"][:2] == ["sbatch", "--parsable"] and record["command"][-1] == str(run / "slurm" / "array.sbatch")
     script = (run / "slurm" / "array.sbatch").read_text()
     assert "#SBATCH --requeue" in script and script.rstrip().splitlines()[-1].startswith("exec permenum task ")
 
-    report = _wait_idle(cli, slurm_cluster, run)
-    assert _states(report)["done"] == list(range(PARTITIONS)), report
+    report = wait_idle(cli, slurm_cluster, run)
+    assert partition_states(report)["done"] == list(range(PARTITIONS)), report
     assert report["sources"]["sacct"].startswith("not configured")
     assert {"squeue", "scontrol", "jobcomp", "results", "task logs"} <= report["sources"].keys()
     assert sorted(p.name for p in (run / "logs").glob("*.out")) == sorted(
@@ -85,7 +48,7 @@ def test_full_flow_through_slurm(slurm_cluster: cluster.ClusterInfo, tmp_path: P
     for command in ("submit", "resubmit"):
         proc = cli(command, run, env=slurm_cluster.env, check=True)
         assert proc.stdout.startswith(f"nothing to {command}: all 8 partitions"), proc.stdout
-    assert len(_submissions(run)) == 1
+    assert len(submissions(run)) == 1
 
 
 def test_failure_and_recovery(slurm_cluster: cluster.ClusterInfo, tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
@@ -97,9 +60,9 @@ def test_failure_and_recovery(slurm_cluster: cluster.ClusterInfo, tmp_path: Path
         p.write_bytes(p.read_bytes()[:-64] + b"\0" * 64)
 
     cli("submit", run, env=slurm_cluster.env, check=True)
-    first_job = _submissions(run)[0]["job_id"]
-    report = _wait_idle(cli, slurm_cluster, run)
-    states = _states(report)
+    first_job = submissions(run)[0]["job_id"]
+    report = wait_idle(cli, slurm_cluster, run)
+    states = partition_states(report)
     assert states["failed"] == [2, 5] and states["done"] == [0, 1, 3, 4, 6, 7] and not states["missing"], report
     for i in ("2", "5"):
         evidence = " ".join(report["failed"][i]["evidence"])
@@ -113,27 +76,27 @@ def test_failure_and_recovery(slurm_cluster: cluster.ClusterInfo, tmp_path: Path
         p.write_bytes(good[i])
 
     # A hand-submitted, held element of the run's own script counts as pending, and resubmit waits for it.
-    held = _slurm(slurm_cluster, "sbatch", "--parsable", "--hold", "--array=2", str(run / "slurm" / "array.sbatch")).strip()
-    states = _states(_status(cli, slurm_cluster, run))
+    held = slurm(slurm_cluster, "sbatch", "--parsable", "--hold", "--array=2", str(run / "slurm" / "array.sbatch")).strip()
+    states = partition_states(status(cli, slurm_cluster, run))
     assert states["pending"] == [2] and states["failed"] == [5], states
     refused = cli("resubmit", run, env=slurm_cluster.env)
     assert refused.returncode == 2 and "refusing to resubmit" in refused.stderr and "pending or running" in refused.stderr
-    assert len(_submissions(run)) == 1
-    _slurm(slurm_cluster, "scancel", held)
-    report = _wait_idle(cli, slurm_cluster, run)
-    assert _states(report)["failed"] == [2, 5]
+    assert len(submissions(run)) == 1
+    slurm(slurm_cluster, "scancel", held)
+    report = wait_idle(cli, slurm_cluster, run)
+    assert partition_states(report)["failed"] == [2, 5]
     assert f"job {held}_2 CANCELLED" in report["failed"]["2"]["evidence"][0]
 
     proc = cli("resubmit", run, env=slurm_cluster.env, check=True)
     assert "--array=2,5 " in proc.stdout
-    last = _submissions(run)[-1]
+    last = submissions(run)[-1]
     assert last["kind"] == "resubmit" and last["array"] == "2,5" and "--array=2,5" in last["command"]
-    report = _wait_idle(cli, slurm_cluster, run)
-    assert _states(report)["done"] == list(range(PARTITIONS)), report
+    report = wait_idle(cli, slurm_cluster, run)
+    assert partition_states(report)["done"] == list(range(PARTITIONS)), report
 
     proc = cli("collect", run, env=slurm_cluster.env, check=True)
     assert f"total {published('nqueens_total', 12)} " in proc.stdout and "matches the published count" in proc.stdout
     ledger = pq.read_table(run / "ledger.parquet")
     assert sorted(ledger.column("partition").to_pylist()) == list(range(PARTITIONS))  # none counted twice
     assert not (run / "results" / "duplicates").exists()
-    assert len(_submissions(run)) == 2
+    assert len(submissions(run)) == 2

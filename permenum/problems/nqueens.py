@@ -18,8 +18,19 @@ def _full(n: int) -> np.uint32:
     return np.uint32((1 << n) - 1)
 
 
-def _available(n: int, masks: dict[str, np.ndarray]) -> np.ndarray:
+def available(n: int, masks: dict[str, np.ndarray]) -> np.ndarray:
+    """(rows,) uint32: the free squares of the next row (bit c = column c); shared with poolgen.cost."""
     return ~(masks["cols"] | masks["ld"] | masks["rd"]) & _full(n)
+
+
+def place(n: int, masks: dict[str, np.ndarray], col: np.ndarray) -> dict[str, np.ndarray]:
+    """The masks of the next row after a queen in column ``col[i]`` on row i of ``masks``."""
+    bit = (np.uint32(1) << col.astype(np.uint32)).astype(np.uint32)
+    return {
+        "cols": (masks["cols"] | bit).astype(np.uint32),
+        "ld": (((masks["ld"] | bit) << np.uint32(1)) & _full(n)).astype(np.uint32),
+        "rd": ((masks["rd"] | bit) >> np.uint32(1)).astype(np.uint32),
+    }
 
 
 class NQueens(Problem):
@@ -34,16 +45,10 @@ class NQueens(Problem):
         """Keep states that are complete or whose next row still has a free square."""
         if batch.depth >= n:
             return batch
-        return batch.take(np.nonzero(_available(n, batch.masks))[0])
+        return batch.take(np.nonzero(available(n, batch.masks))[0])
 
     def _place(self, n: int, batch: StateBatch, parent: np.ndarray, col: np.ndarray) -> StateBatch:
-        bit = (np.uint32(1) << col.astype(np.uint32)).astype(np.uint32)
-        m = batch.masks
-        masks = {
-            "cols": (m["cols"][parent] | bit).astype(np.uint32),
-            "ld": (((m["ld"][parent] | bit) << np.uint32(1)) & _full(n)).astype(np.uint32),
-            "rd": ((m["rd"][parent] | bit) >> np.uint32(1)).astype(np.uint32),
-        }
+        masks = place(n, {k: v[parent] for k, v in batch.masks.items()}, col)
         prefix = np.concatenate([batch.prefix[parent], col.astype(np.uint8)[:, None]], axis=1)
         return self._alive(n, StateBatch(prefix, batch.weight[parent], masks))
 
@@ -70,7 +75,7 @@ class NQueens(Problem):
     def expand(self, n: int, batch: StateBatch, symmetry: str) -> StateBatch:
         if batch.depth >= n:
             return batch
-        avail = _available(n, batch.masks)
+        avail = available(n, batch.masks)
         has = (avail[:, None] >> np.arange(n, dtype=np.uint32)[None, :]) & np.uint32(1)
         parent, col = np.nonzero(has)  # row-major: (parent, column) order
         return self._place(n, batch, parent, col)

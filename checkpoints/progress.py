@@ -1,0 +1,60 @@
+"""How far unfinished partitions got (from their checkpoints) and a rough ETA for the whole run."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+
+from permenum.checkpoints.store import CheckpointError, load_checkpoint
+from permenum.layout import RunLayout
+from permenum.poolgen.manifest import Manifest
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    #: partition -> (states done, states in the partition), for unfinished partitions with a checkpoint
+    partial: dict[int, tuple[int, int]]
+    states_done: int
+    states_total: int
+    #: seconds to finish at the rate seen so far (states per wall-clock second since the first start)
+    eta_seconds: float | None
+
+
+def _parse(stamp: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(stamp)
+
+
+def run_progress(layout: RunLayout, manifest: Manifest) -> RunProgress:
+    now = dt.datetime.now(dt.timezone.utc)
+    partial: dict[int, tuple[int, int]] = {}
+    done_states = 0
+    starts: list[dt.datetime] = []
+    for i in range(manifest.num_partitions):
+        rows = int(manifest.partition(i)["rows"])
+        result = layout.result_file(i)
+        if result.exists():
+            try:
+                record = json.loads(result.read_text())
+                starts.append(_parse(record["finished"]) - dt.timedelta(seconds=float(record["seconds"]["total"])))
+            except (OSError, ValueError, KeyError):
+                pass
+            done_states += rows
+            continue
+        path = layout.checkpoint_file(i)
+        if not path.exists():
+            continue
+        try:
+            ckpt = load_checkpoint(path, manifest.run_id, i, manifest.partition(i)["sha256"])
+        except CheckpointError:
+            continue  # the task will report and discard it
+        partial[i] = (ckpt.states_done, rows)
+        done_states += ckpt.states_done
+        starts.append(_parse(ckpt.written) - dt.timedelta(seconds=ckpt.elapsed))
+    total = manifest.total_states
+    eta = None
+    if starts and done_states:
+        elapsed = (now - min(starts)).total_seconds()
+        if elapsed > 0:
+            eta = (total - done_states) / (done_states / elapsed)
+    return RunProgress(partial, done_states, total, eta)

@@ -1,0 +1,28 @@
+"""Chunk sizes that keep one kernel launch under a time bound, adapted to the device's measured rate.
+
+A GPU kernel cannot be paused, so a task splits its partition into launches short enough that a
+signal (time limit, preemption) is answered within one chunk. The next chunk aims at half the
+bound at the rate measured so far (per-state cost varies), and grows at most 4x per step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+FIRST_CHUNK = 4096
+DEFAULT_CHUNK_SECONDS = 30.0
+
+
+@dataclass
+class ChunkSizer:
+    bound_seconds: float = DEFAULT_CHUNK_SECONDS
+    size: int = FIRST_CHUNK
+
+    def next(self, remaining: int) -> int:
+        return max(1, min(self.size, remaining))
+
+    def observe(self, states: int, seconds: float) -> None:
+        if states <= 0:
+            return
+        ideal = states * (0.5 * self.bound_seconds) / max(seconds, 1e-6)
+        self.size = int(max(1, min(ideal, 4 * self.size)))

@@ -1,0 +1,188 @@
+"""How evenly a run's work was spread: per-partition times, imbalance, device throughput, and how well
+the pool's cost estimates predicted the measured cost. Read from the ledger that `collect` rebuilds.
+
+Imbalance is the slowest task's time over the mean task time (``seconds_total``: what a SLURM array
+task or a local worker is busy for): 1.00 means every partition took as long as the average, and
+the run's wall time on P devices is that factor above the ideal.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import textwrap
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from permenum.atomic import write_atomic
+from permenum.errors import UserError
+from permenum.jobs.collect import Collected, collect
+from permenum.layout import RunLayout
+
+
+@dataclass(frozen=True)
+class PartitionTime:
+    partition: int
+    seconds_total: float
+    seconds_kernel: float
+    states: int
+    solutions: float  # weighted (what the partition's states stand for)
+    estimated_cost: float | None
+    measured_cost: float | None
+    device: str
+
+
+@dataclass(frozen=True)
+class DeviceThroughput:
+    device: str
+    partitions: int
+    states: int
+    solutions: float
+    kernel_seconds: float
+
+    @property
+    def states_per_s(self) -> float:
+        return self.states / self.kernel_seconds if self.kernel_seconds > 0 else math.nan
+
+    @property
+    def solutions_per_s(self) -> float:
+        return self.solutions / self.kernel_seconds if self.kernel_seconds > 0 else math.nan
+
+
+@dataclass
+class Report:
+    collected: Collected
+    parts: list[PartitionTime]
+    cost_unit: str  # what measured_cost is: "nodes" (node-counting build) or "kernel seconds"
+
+    @property
+    def balance(self) -> str:
+        return str(self.collected.manifest.data["generator"].get("balance", "rows"))
+
+    @property
+    def seconds(self) -> list[float]:
+        return [p.seconds_total for p in self.parts]
+
+    @property
+    def imbalance(self) -> float:
+        """Slowest / mean task time."""
+        return max(self.seconds) / statistics.fmean(self.seconds)
+
+    @property
+    def kernel_imbalance(self) -> float:
+        kernel = [p.seconds_kernel for p in self.parts]
+        mean = statistics.fmean(kernel)
+        return max(kernel) / mean if mean > 0 else math.nan
+
+    def devices(self) -> list[DeviceThroughput]:
+        by: dict[str, list[PartitionTime]] = {}
+        for p in self.parts:
+            by.setdefault(p.device, []).append(p)
+        return [DeviceThroughput(d, len(ps), sum(p.states for p in ps), sum(p.solutions for p in ps),
+                                 sum(p.seconds_kernel for p in ps)) for d, ps in sorted(by.items())]
+
+    def cost_pairs(self) -> tuple[list[float], list[float]]:
+        pairs = [(p.estimated_cost, p.measured_cost) for p in self.parts
+                 if p.estimated_cost is not None and p.measured_cost is not None]
+        return [e for e, _ in pairs], [m for _, m in pairs]
+
+    def cost_correlation(self) -> float | None:
+        """Pearson r of estimated vs measured cost over partitions; None where it means nothing (fewer
+        than 3 partitions, or estimates equal to within 0.1%, as cost balancing makes them: r would measure noise)."""
+        est, meas = self.cost_pairs()
+        if len(est) < 3 or _cv(est) < 1e-3 or _cv(meas) == 0:
+            return None
+        return statistics.correlation(est, meas)
+
+    def cost_ratio_spread(self) -> float | None:
+        """max / min of measured cost per unit of estimated cost: 1.00 when the estimate predicts exactly
+        (up to a constant), whether or not the estimates differ."""
+        est, meas = self.cost_pairs()
+        ratios = [m / e for e, m in zip(est, meas) if e > 0]
+        return max(ratios) / min(ratios) if ratios and min(ratios) > 0 else None
+
+
+def _cv(values: list[float]) -> float:
+    mean = statistics.fmean(values)
+    return statistics.pstdev(values) / mean if mean else 0.0
+
+
+def build_report(layout: RunLayout) -> Report:
+    """Collect the run (rebuilding the ledger) and read the per-partition figures from the ledger."""
+    collected = collect(layout)
+    if not collected.records:
+        raise UserError(f"{layout.root} has no results yet: run its partitions first (`permenum run` or `permenum submit`)")
+    rows = pq.read_table(layout.ledger).to_pylist()
+    parts = [PartitionTime(int(r["partition"]), float(r["seconds_total"]), float(r["seconds_kernel"]), int(r["states"]),
+                           float(Fraction(r["solutions_weighted"])), r["estimated_cost"], r.get("measured_cost"),
+                           r["devices"] or "?") for r in rows]
+    unit = "nodes" if all(r["nodes"] is not None for r in rows) else "kernel seconds"
+    return Report(collected, parts, unit)
+
+
+def plot_report(report: Report, path: Path) -> None:
+    """Write the report as a PNG: sorted task times with the mean, estimated vs measured cost, throughput per device."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.ticker import EngFormatter
+    except ImportError:
+        raise UserError("--plot needs matplotlib: pip install 'permenum[plot]'") from None
+    m = report.collected.manifest
+    fig, (ax_t, ax_c, ax_d) = plt.subplots(1, 3, figsize=(16, 5), gridspec_kw={"width_ratios": [2.2, 1.3, 1.2]})
+    fig.suptitle(f"{m.problem} n={m.n}: {len(report.parts)}/{m.num_partitions} partitions, balanced by {report.balance}, "
+                 f"slowest/mean task time {report.imbalance:.2f}", fontsize=13)
+
+    parts = sorted(report.parts, key=lambda p: p.seconds_total, reverse=True)
+    x = range(len(parts))
+    kernel = [p.seconds_kernel for p in parts]
+    other = [max(p.seconds_total - p.seconds_kernel, 0.0) for p in parts]
+    ax_t.bar(x, kernel, color="#4c72b0", label="kernel")
+    ax_t.bar(x, other, bottom=kernel, color="#c7d3e8", label="load, build, write")
+    mean = statistics.fmean(report.seconds)
+    ax_t.axhline(mean, color="#c44e52", linestyle="--", label=f"mean {mean:.2f} s")
+    ax_t.annotate(f"{report.imbalance:.2f} x mean", (-0.4, parts[0].seconds_total), xytext=(0, 4),
+                  textcoords="offset points", ha="left", fontsize=9, color="#c44e52")
+    ax_t.margins(y=0.08)
+    ax_t.set_title("task time per partition, slowest first")
+    ax_t.set_ylabel("seconds")
+    ax_t.set_xlabel("partition")
+    if len(parts) <= 48:
+        ax_t.set_xticks(list(x), [str(p.partition) for p in parts], fontsize=8, rotation=90 if len(parts) > 24 else 0)
+    ax_t.legend(loc="lower left", fontsize=9)
+
+    est, meas = report.cost_pairs()
+    ax_c.scatter(est, meas, s=24, color="#55a868", edgecolor="black", linewidth=0.4)
+    r = report.cost_correlation()
+    if est and sum(e * e for e in est) > 0:
+        slope = sum(e * v for e, v in zip(est, meas)) / sum(e * e for e in est)  # least squares through the origin
+        lo, hi = min(est), max(est)
+        ax_c.plot([lo, hi], [slope * lo, slope * hi], color="#333333", linewidth=1, label="fit through 0")
+        ax_c.legend(loc="upper left", fontsize=9)
+    spread = report.cost_ratio_spread()
+    ax_c.set_title("estimated vs measured cost" + (f" (r = {r:.2f})" if r is not None else "")
+                   + (f"\nmeasured/estimated max/min {spread:.3f}" if spread else ""), fontsize=10)
+    ax_c.set_xlabel("estimated cost (search nodes)")
+    ax_c.xaxis.set_major_formatter(EngFormatter(places=2))  # no offset text: it collides with the label
+    ax_c.locator_params(axis="x", nbins=4)
+    ax_c.set_ylabel(f"measured cost ({report.cost_unit})")
+
+    devices = report.devices()
+    labels = [textwrap.fill(d.device, 24) for d in devices]
+    ax_d.barh(labels, [d.states_per_s for d in devices], color="#8172b2")
+    for i, d in enumerate(devices):
+        ax_d.text(d.states_per_s, i, f"{d.solutions_per_s:,.0f} solutions/s ", va="center", ha="right", fontsize=8,
+                  color="white")
+    ax_d.set_title("throughput per device (kernel time)")
+    ax_d.set_xlabel("states / s")
+    ax_d.xaxis.set_major_formatter(EngFormatter())
+    ax_d.locator_params(axis="x", nbins=4)
+    ax_d.tick_params(axis="y", labelsize=8)
+    fig.tight_layout()
+    write_atomic(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
+    plt.close(fig)

@@ -1,0 +1,71 @@
+"""`permenum report RUN [--plot FILE.png]`: how evenly the run's work was spread, as a table and a picture.
+
+Thin like cli.py: parse, call permenum.jobs.report, print.
+"""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from permenum.layout import RunLayout
+
+out = Console(highlight=False, soft_wrap=True)
+
+
+def _fmt(value: float | None, spec: str = ".2f") -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+@click.command()
+@click.argument("run", type=click.Path(file_okay=False))
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
+              help="Also write a PNG: sorted task times, estimated vs measured cost, throughput per device.")
+def report(run: str, plot_file: str | None) -> None:
+    """Per-partition times, imbalance (slowest / mean task time), device throughput, estimated vs measured cost."""
+    from permenum.jobs.collect import compact_ranges, spread
+    from permenum.jobs.report import build_report, plot_report
+
+    rep = build_report(RunLayout(Path(run)))
+    c, m = rep.collected, rep.collected.manifest
+    if c.missing:
+        check = f"incomplete: no result for {compact_ranges(c.missing)}"
+    elif c.known_total is None:
+        check = "no published count"
+    else:
+        check = "matches the published count" if c.matches else f"MISMATCH: published {c.known_total}"
+    lo, med, hi = spread(rep.seconds)
+    summary = Table(title=f"{m.problem} n={m.n}: run {m.run_id}", show_header=False, title_justify="left")
+    summary.add_column(style="bold")
+    summary.add_column()
+    summary.add_row("partitions", f"{len(rep.parts)}/{m.num_partitions} done, balanced by {rep.balance}")
+    summary.add_row("total", f"{c.total} ({check})")
+    mean = statistics.fmean(rep.seconds)
+    summary.add_row("task time", f"min {lo:.3f} / median {med:.3f} / max {hi:.3f} / mean {mean:.3f} s")
+    summary.add_row("imbalance", f"{rep.imbalance:.3f} slowest/mean task time (kernel {rep.kernel_imbalance:.3f})")
+    r = rep.cost_correlation()
+    correlation = "no r: under 3 partitions or estimates within 0.1%" if r is None else f"Pearson r {r:.2f}"
+    summary.add_row("estimated vs measured", f"{correlation}; measured/estimated max/min {_fmt(rep.cost_ratio_spread(), '.3f')}")
+    source = "node-counting build" if rep.cost_unit == "nodes" else "no node counts"
+    summary.add_row("measured cost", f"{rep.cost_unit} ({source})")
+    out.print(summary)
+    devices = Table(title="throughput per device (kernel time)", title_justify="left")
+    devices.add_column("device", overflow="fold", max_width=36)
+    for name in ("partitions", "states", "kernel s", "states/s", "solutions/s"):
+        devices.add_column(name, justify="right")
+    for d in rep.devices():
+        devices.add_row(d.device, str(d.partitions), f"{d.states:,}", f"{d.kernel_seconds:.2f}", f"{d.states_per_s:,.0f}",
+                        f"{d.solutions_per_s:,.0f}")
+    out.print(devices)
+    if plot_file:
+        plot_report(rep, Path(plot_file))
+        out.print(f"plot: {plot_file}")
+
+
+def register(group: click.Group) -> None:
+    """Add `report` to the `permenum` group."""
+    group.add_command(report)

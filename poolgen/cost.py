@@ -1,0 +1,124 @@
+"""Per-state cost estimates: Knuth's random-probe estimate of the size of each state's subtree.
+
+Why: states at the same depth differ in how much search they hide, so partitions of equal row count
+need not take equal time. The pool writer deals out partitions of equal *estimated* cost with
+these numbers, stores them (``est_cost``), and the ledger sets them against the measured cost.
+
+Knuth (1975): walk down from a state choosing one child uniformly at random at every level until
+a dead end or a complete solution; with b_i the number of children met at level i,
+``1 + b1 + b1*b2 + ...`` is an unbiased estimate of the subtree's node count. That is what the
+kernels' node-counting build counts for the plain DFS (the state, every placement, the leaves);
+the DoubleSweep-Light kernel visits fewer nodes, roughly in proportion (0.68x on N-Queens 17).
+The mean of ``probes`` walks per state is stored; :func:`default_probes` gives small pools more.
+
+All walks of all states advance together, one level per step, as numpy arrays: a problem only says
+which values may come next (a uint32 mask, bit v = value v) and how a state takes one. The random
+stream is seeded, so the same pool gives the same estimates, bit for bit. Measured on the 2 cores
+here with 32 walks per state: N-Queens 17 (114k states) 1.1 s, Costas 17 (213k states) 5 s.
+Against the node-counting build on N-Queens 17, the per-state estimate correlates 0.90 (Pearson)
+with the plain DFS's nodes and 0.89 with DoubleSweep-Light's (0.94 / 0.94 with 64 walks, 0.98 / 0.98
+with 256); the estimates' sum is within 0.1% of the plain DFS's node total.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from permenum.problems import Problem, StateBatch
+from permenum.problems.costas import Displacements
+from permenum.problems.nqueens import available, place
+
+MIN_PROBES, MAX_PROBES = 32, 1024
+WALK_BUDGET = 1 << 21  # walks per pool when the pool is small enough: about a second here
+_CHUNK_WALKS = 1 << 18  # walks advanced at once: bounds memory (Costas: n x 8 bytes per walk) for pools of any size
+
+
+@dataclass(frozen=True)
+class _Moves:
+    """How the walks of one problem move, with the problem module's own rules: ``start(n, batch, symmetry)``
+    -> walk state; ``children(n, state)`` -> (rows,) uint32 mask of the values allowed next;
+    ``step(n, state, rows, values)`` -> the states of ``rows`` after taking ``values``."""
+
+    start: Callable[[int, StateBatch, str], Any]
+    children: Callable[[int, Any], np.ndarray]
+    step: Callable[[int, Any, np.ndarray, np.ndarray], Any]
+
+
+_MOVES: dict[str, _Moves] = {
+    "nqueens": _Moves(
+        start=lambda n, batch, symmetry: batch.masks,
+        children=available,
+        step=lambda n, masks, rows, cols: place(n, {k: v[rows] for k, v in masks.items()}, cols),
+    ),
+    "costas": _Moves(
+        start=lambda n, batch, symmetry: Displacements.of(n, batch.prefix, symmetry),
+        children=lambda n, state: state.allowed(),
+        step=lambda n, state, rows, values: state.place(rows, values),
+    ),
+}
+
+
+def _tables() -> tuple[np.ndarray, np.ndarray]:
+    """Popcount of every 16-bit value, and the position of its k-th set bit (``select[v, k]``)."""
+    values = np.arange(1 << 16, dtype=np.uint32)
+    bits = ((values[:, None] >> np.arange(16, dtype=np.uint32)) & 1).astype(np.uint8)
+    select = np.argsort(1 - bits, axis=1, kind="stable").astype(np.uint8)  # set bits first, ascending
+    return bits.sum(axis=1).astype(np.uint8), select
+
+
+_POP16, _SELECT16 = _tables()
+
+
+def _pick(mask: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Branching factor of each uint32 mask, and a uniformly chosen set bit (``u`` in [0, 1))."""
+    lo, hi = mask & np.uint32(0xFFFF), mask >> np.uint32(16)
+    count_lo = _POP16[lo].astype(np.int64)
+    count = count_lo + _POP16[hi]
+    k = (u * count).astype(np.int64)  # < count, since u < 1
+    upper = k >= count_lo
+    half = np.where(upper, hi, lo)
+    k = k - np.where(upper, count_lo, 0)
+    return count, _SELECT16[half, k].astype(np.int64) + 16 * upper
+
+
+def default_probes(states: int) -> int:
+    """Walks per state: a small pool gets more (same total work), since it has few states per partition
+    and each state's estimate then weighs; large pools get MIN_PROBES, which their many states average out."""
+    return int(min(MAX_PROBES, max(MIN_PROBES, WALK_BUDGET // max(states, 1))))
+
+
+def estimate_costs(problem: Problem, n: int, batch: StateBatch, symmetry: str, probes: int = MIN_PROBES,
+                   seed: int = 0) -> np.ndarray:
+    """(rows,) float64: the mean Knuth estimate of every state's subtree node count over ``probes`` walks."""
+    if problem.name not in _MOVES:
+        return np.ones(len(batch))  # no estimator: every state costs the same (balancing by rows)
+    moves = _MOVES[problem.name]
+    rng = np.random.default_rng([seed, 0x4B6E7574])  # its own stream: the shuffle's is untouched
+    per_chunk = max(1, _CHUNK_WALKS // probes)
+    out = np.empty(len(batch))
+    for start in range(0, len(batch), per_chunk):
+        part = batch.take(slice(start, start + per_chunk))
+        walk = np.repeat(np.arange(len(part)), probes)  # walk w belongs to state w // probes
+        out[start : start + len(part)] = _walk(moves, n, part.take(walk), symmetry, rng).reshape(-1, probes).mean(axis=1)
+    return out
+
+
+def _walk(moves: _Moves, n: int, walks: StateBatch, symmetry: str, rng: np.random.Generator) -> np.ndarray:
+    """Advance every walk (one row of ``walks`` each) to its end; returns each walk's estimate."""
+    total = np.ones(len(walks))  # the state itself
+    state = moves.start(n, walks, symmetry)
+    alive = np.arange(len(walks))
+    product = np.ones(len(walks))
+    for _ in range(walks.depth, n):
+        count, value = _pick(moves.children(n, state), rng.random(len(alive)))
+        keep = np.nonzero(count)[0]
+        if len(keep) == 0:
+            break
+        alive, product = alive[keep], product[keep] * count[keep]
+        total[alive] += product
+        state = moves.step(n, state, keep, value[keep])
+    return total
+

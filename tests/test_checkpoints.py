@@ -1,0 +1,120 @@
+"""Checkpoints without a scheduler: verified on load, bad ones rejected, resumes exact; Ctrl-C of `run`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from permenum.checkpoints import CheckpointError, load_checkpoint
+from permenum.jobs.collect import collect
+from permenum.jobs.task import TaskInterrupted, run_task
+from permenum.layout import RunLayout
+from permenum.poolgen.manifest import load_manifest
+from permenum.poolgen.write import PoolSettings, write_pool
+from tests.conftest import published
+
+
+def _pool(root: Path, n: int = 13, seed: int = 0) -> RunLayout:
+    layout = RunLayout(root)
+    write_pool(layout, PoolSettings("nqueens", n, 1, target_states=1 << 15, seed=seed))
+    return layout
+
+
+def _interrupt_after_first_chunk(layout: RunLayout) -> int:
+    with pytest.raises(TaskInterrupted) as info:
+        run_task(layout, 0, max_seconds=0)
+    assert 0 < info.value.states_done < info.value.total
+    return info.value.states_done
+
+
+def test_resume_from_checkpoint_is_exact_and_skips_done_states(tmp_path: Path) -> None:
+    layout = _pool(tmp_path / "a")
+    offset = _interrupt_after_first_chunk(layout)
+    m = load_manifest(layout)
+    ckpt = load_checkpoint(layout.checkpoint_file(0), m.run_id, 0, m.partition(0)["sha256"])
+    assert ckpt.states_done == offset and ckpt.raw > 0
+    record = run_task(layout, 0)
+    assert record["resumed_from"] == offset and record["states_this_attempt"] == record["states"] - offset
+    assert record["attempt"] == 2
+    assert collect(layout).total == published("nqueens_total", 13)
+    assert not layout.checkpoint_file(0).exists()  # done: the result is the truth now
+    assert f"resuming from checkpoint at state {offset}" in layout.task_log(0).read_text()
+
+
+def test_corrupted_and_foreign_checkpoints_are_rejected(tmp_path: Path) -> None:
+    a, b = _pool(tmp_path / "a"), _pool(tmp_path / "b", seed=1)
+    _interrupt_after_first_chunk(a)
+    path = a.checkpoint_file(0)
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 0x40
+    path.write_bytes(bytes(data))
+    m = load_manifest(a)
+    with pytest.raises(CheckpointError, match="checksum"):
+        load_checkpoint(path, m.run_id, 0, m.partition(0)["sha256"])
+    record = run_task(a, 0)
+    assert record["resumed_from"] == 0 and "checksum" in record["checkpoint_rejected"]
+    assert list(path.parent.glob("part-00000.ckpt.bad-*"))  # moved aside, not deleted
+    assert collect(a).total == published("nqueens_total", 13)
+
+    _interrupt_after_first_chunk(b)
+    a.checkpoint_file(0).write_bytes(b.checkpoint_file(0).read_bytes())  # a checkpoint from another run
+    (a.results_dir / "part-00000.json").unlink()
+    record = run_task(a, 0)
+    assert record["resumed_from"] == 0 and "belongs to run" in record["checkpoint_rejected"]
+    assert collect(a).total == published("nqueens_total", 13)
+
+
+def test_second_result_is_a_duplicate_or_a_conflict(tmp_path: Path) -> None:
+    layout = _pool(tmp_path / "a", n=10)
+    first = run_task(layout, 0)
+    result = layout.result_file(0)
+    accepted = result.read_bytes()
+    result.rename(result.with_suffix(".keep"))
+    again = run_task(layout, 0)
+    assert again["status"] == "accepted"
+    result.unlink()
+    result.with_suffix(".keep").rename(result)
+    assert run_task(layout, 0)["status"] == "duplicate"
+    assert result.read_bytes() == accepted and first["attempt"] == 1
+    tampered = json.loads(accepted)
+    tampered["solutions"]["weighted"] += 1
+    result.write_text(json.dumps(tampered))
+    with pytest.raises(RuntimeError, match="found"):
+        run_task(layout, 0)
+    assert list((layout.results_dir / "duplicates").glob("*.json"))
+
+
+def test_ctrl_c_of_local_run_resumes_without_recomputing(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    layout = RunLayout(run)
+    write_pool(layout, PoolSettings("nqueens", 16, 2, target_states=1 << 16))
+    cmd = [sys.executable, "-m", "permenum.cli", "run", str(run), "--chunk-seconds", "0.4"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not list(layout.checkpoints_dir.glob("*.ckpt")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 75, err
+    assert "run it again" in err or "again to resume" in err
+    stopped = {int(p.name[5:10]) for p in layout.checkpoints_dir.glob("*.ckpt")}
+    assert stopped, "a partition should have been checkpointed mid-way"
+    done_before = {i for i in range(2) if layout.result_file(i).exists()}
+    rerun = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=os.environ)
+    assert rerun.returncode == 0, rerun.stderr
+    for i in range(2):
+        record = json.loads(layout.result_file(i).read_text())
+        if i in stopped:
+            assert record["resumed_from"] > 0 and record["attempt"] == 2
+            assert record["states_this_attempt"] == record["states"] - record["resumed_from"]
+        elif i in done_before:
+            assert record["attempt"] == 1
+    assert collect(layout).total == published("nqueens_total", 16)

@@ -1,0 +1,117 @@
+"""Cost estimates (Knuth probes) stored in the pool and used to balance partitions; the ledger's estimated vs
+measured cost; `permenum report` and its plot."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from permenum.errors import UserError
+from permenum.jobs.collect import collect
+from permenum.jobs.local import run_local
+from permenum.jobs.report import build_report, plot_report
+from permenum.jobs.task import run_task
+from permenum.layout import RunLayout
+from permenum.poolgen.cost import estimate_costs
+from permenum.poolgen.generate import climb
+from permenum.poolgen.write import PoolSettings, write_pool
+from permenum.problems import get_problem
+from permenum.problems.costas import valid_next
+from permenum.solver.devices import select_devices
+from permenum.solver.opencl import device_context
+from permenum.solver.registry import make_solver
+from tests.conftest import published
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    return np.argsort(np.argsort(x)).astype(float)
+
+
+@pytest.mark.parametrize("problem,n", [("nqueens", 12), ("costas", 10)])
+def test_estimates_are_stored_and_partitions_balanced_by_them(tmp_path: Path, problem: str, n: int) -> None:
+    cost, rows = RunLayout(tmp_path / "cost"), RunLayout(tmp_path / "rows")
+    write_pool(cost, PoolSettings(problem, n, 6, target_states=2000, seed=3))
+    write_pool(rows, PoolSettings(problem, n, 6, target_states=2000, seed=3, balance="rows"))
+    manifest = json.loads(cost.manifest.read_text())
+    assert manifest["generator"]["balance"] == "cost" and manifest["generator"]["cost_estimate"]["probes"] > 0
+    est = []
+    for part in manifest["partitions"]:
+        column = pq.read_table(cost.root / part["file"]).column("est_cost")
+        assert str(column.type) == "float"  # float32
+        values = column.to_numpy()
+        assert (values >= 1).all()  # a state counts itself
+        assert (np.diff(values) <= 0).all()  # largest first inside a partition
+        assert part["estimated_cost"] == pytest.approx(float(values.astype(np.float64).sum()), rel=1e-9)
+        est.append(part["estimated_cost"])
+    assert max(est) / np.mean(est) < 1.01, est  # equal estimated cost (to within a state or so)
+    assert est == sorted(est, reverse=True)  # the largest partition first: array index order = start order
+    by_rows = json.loads(rows.manifest.read_text())["partitions"]
+    assert max(p["rows"] for p in by_rows) - min(p["rows"] for p in by_rows) <= 1
+    assert sum(p["estimated_cost"] for p in by_rows) == pytest.approx(sum(est), rel=1e-9)  # same states, same estimates
+
+
+def test_estimate_tracks_the_node_counting_build() -> None:
+    """Knuth's estimate is unbiased for the plain DFS's node count and ranks states like it."""
+    problem = get_problem("nqueens")
+    states = climb(problem, 12, 256, 4.0, "mirror").states
+    est = estimate_costs(problem, 12, states, "mirror", seed=1)
+    dev = device_context(select_devices(None)[0])
+    nodes = make_solver("nqueens", dev, 12, states.depth, "dfs", "mirror", count_nodes=True)(states).nodes.astype(float)
+    assert np.corrcoef(est, nodes)[0, 1] > 0.5
+    assert np.corrcoef(_ranks(est), _ranks(nodes))[0, 1] > 0.5
+    assert est.sum() / nodes.sum() == pytest.approx(1.0, abs=0.05)
+    again = estimate_costs(problem, 12, states, "mirror", seed=1)
+    assert again.tobytes() == est.tobytes()  # seeded: same pool, same estimates
+
+
+def test_costas_next_rows_match_the_definition() -> None:
+    """The bitmask form of valid_next against the definition: no repeated row, no repeated displacement."""
+    rng = np.random.default_rng(5)
+    for n in (5, 9, 13):
+        for k in range(n + 1):
+            prefix = np.stack([rng.permutation(n)[:k] for _ in range(40)]).reshape(40, k).astype(np.uint8)
+            got = valid_next(n, prefix, "none")
+            for row, ok in zip(prefix.tolist(), got):
+                want = [v not in row and all(v - row[k - d] != row[j + d] - row[j] for d in range(1, k + 1)
+                                             for j in range(k - d)) for v in range(n)]
+                assert ok.tolist() == want, (n, row)
+
+
+def test_cost_balanced_run_is_exact_and_reported(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    layout = RunLayout(tmp_path / "run")
+    write_pool(layout, PoolSettings("nqueens", 12, 5, target_states=1000, seed=2))
+    run_task(layout, 0, None, "dfs", True)  # one partition with the node-counting build
+    assert not run_local(layout, workers=2, show_progress=False).failed
+    c = collect(layout)
+    assert c.complete and c.total == published("nqueens_total", 12)
+    ledger = pq.read_table(layout.ledger).to_pylist()
+    for row in ledger:
+        assert row["estimated_cost"] > 0
+        assert row["measured_cost"] == (row["nodes"] if row["nodes"] is not None else row["seconds_kernel"])
+    assert next(r for r in ledger if r["partition"] == 0)["nodes"] > 0
+
+    png = tmp_path / "out" / "report.png"
+    proc = cli("report", layout.root, "--plot", png, check=True)
+    assert "imbalance" in proc.stdout and "slowest/mean task time" in proc.stdout
+    assert "matches the published count" in proc.stdout
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+    report = build_report(layout)
+    assert report.imbalance >= 1.0 and len(report.parts) == 5
+    assert sum(d.states for d in report.devices()) == c.manifest.total_states
+
+
+def test_report_without_matplotlib_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    layout = RunLayout(tmp_path / "run")
+    write_pool(layout, PoolSettings("nqueens", 8, 2, target_states=64))
+    assert not run_local(layout, show_progress=False).failed
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    with pytest.raises(UserError, match=r"pip install 'permenum\[plot\]'"):
+        plot_report(build_report(layout), tmp_path / "x.png")
+    assert not (tmp_path / "x.png").exists()

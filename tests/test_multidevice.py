@@ -1,0 +1,56 @@
+"""Several devices in one task: two PoCL sub-devices (device fission) split a partition, exactly."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from permenum.jobs.collect import collect
+from permenum.jobs.partial import ChunkLedger, Partial
+from permenum.jobs.task import TaskInterrupted, run_task
+from permenum.layout import RunLayout
+from permenum.poolgen.write import PoolSettings, write_pool
+from tests.conftest import published
+
+
+def test_chunk_ledger_folds_out_of_order_chunks_and_skips_them_on_resume() -> None:
+    ledger = ChunkLedger(100, 0, Partial(), {})
+    a, b, c = ledger.claim(30), ledger.claim(30), ledger.claim(100)
+    assert (a, b, c) == ((0, 30), (30, 60), (60, 100)) and ledger.claim(1) is None
+    ledger.finish(30, 60, Partial(Fraction(5), 5, chunks=1))
+    assert ledger.prefix_end == 0 and 30 in ledger.ahead  # done, but not contiguous yet
+    resumed = ChunkLedger(100, 0, Partial(), dict(ledger.ahead))
+    assert resumed.claim(50) == (0, 30) and resumed.claim(50) == (60, 100)  # 30..60 is not counted twice
+    assert resumed.remaining_unclaimed() == 0
+    ledger.finish(0, 30, Partial(Fraction(2), 2, chunks=1))
+    ledger.finish(60, 100, Partial(Fraction(1, 2), 1, Fraction(1, 3), chunks=1))
+    assert ledger.complete and ledger.prefix.weighted == Fraction(15, 2) and ledger.prefix.raw == 8
+
+
+@pytest.mark.parametrize("problem, n, series", [("nqueens", 14, "nqueens_total"), ("costas", 12, "costas_total")])
+def test_two_sub_devices_count_exactly(tmp_path: Path, problem: str, n: int, series: str) -> None:
+    layout = RunLayout(tmp_path / "run")
+    write_pool(layout, PoolSettings(problem, n, 2, target_states=1 << 15))
+    for i in range(2):
+        record = run_task(layout, i, device="cpu/2", chunk_seconds=0.05)
+        assert len(record["devices"]) == 2
+        assert sum(record["device_states"].values()) == record["states"]
+        assert all(v > 0 for v in record["device_states"].values()), record["device_states"]
+    assert collect(layout).total == published(series, n)
+
+
+def test_interrupted_multi_device_task_resumes_exactly(tmp_path: Path) -> None:
+    layout = RunLayout(tmp_path / "run")
+    write_pool(layout, PoolSettings("costas", 12, 1, target_states=1 << 15))
+    stops = 0
+    while True:
+        try:
+            record = run_task(layout, 0, device="cpu/2", chunk_seconds=0.02, max_seconds=0)
+            break
+        except TaskInterrupted:
+            stops += 1
+    assert stops >= 2 and record["attempt"] == stops + 1
+    c = collect(layout)
+    assert c.total == published("costas_total", 12) and c.classes == published("costas_classes", 12)

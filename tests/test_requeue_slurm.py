@@ -1,0 +1,111 @@
+"""Checkpoint + requeue on the real single-node cluster: time limits, kill -9, repeated USR1.
+
+One N-Queens 17 partition on PoCL limited to one thread (POCL_MAX_PTHREAD_COUNT=1, passed to the
+job through sbatch's exported environment) takes about a minute here: long enough to be signalled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from permenum.jobs.collect import collect
+from permenum.layout import RunLayout
+from permenum.slurm import cluster
+from tests.conftest import published
+from tests.slurm_helpers import partition_states, slurm, submissions, wait_idle
+
+pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+
+N = 17
+LONG_DEADLINE = 400.0
+
+
+def _job_env(info: cluster.ClusterInfo) -> dict[str, str]:
+    return {**info.env, "POCL_MAX_PTHREAD_COUNT": "1"}
+
+
+def _pool(cli, run: Path, *extra: str) -> RunLayout:  # type: ignore[no-untyped-def]
+    cli("pool", "nqueens", "--n", N, "--out", run, "-P", 1, *extra, check=True)
+    return RunLayout(run)
+
+
+def _log(layout: RunLayout) -> str:
+    path = layout.task_log(0)
+    return path.read_text() if path.exists() else ""
+
+
+def _wait_for(predicate, what: str, deadline_s: float = 120.0) -> Any:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def _finish_exact(cli, info: cluster.ClusterInfo, layout: RunLayout) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    report = wait_idle(cli, info, layout.root, deadline_s=LONG_DEADLINE)
+    assert partition_states(report)["done"] == [0], report
+    c = collect(layout)
+    assert c.total == published("nqueens_total", N) and len(c.records) == 1
+    return json.loads(layout.result_file(0).read_text())
+
+
+def test_time_limit_signal_checkpoints_requeues_and_resumes(slurm_cluster: cluster.ClusterInfo, tmp_path: Path,
+                                                            cli) -> None:  # type: ignore[no-untyped-def]
+    # No mirror symmetry: twice the work (about 70 s), longer than the signal's due time (30 s into
+    # the 2-minute limit) plus SLURM's time-limit check period (30 s).
+    layout = _pool(cli, tmp_path / "time limit", "--symmetry", "none")
+    cli("submit", layout.root, "--time", "2", "--signal-seconds", "90", "--chunk-seconds", "2",
+        env=_job_env(slurm_cluster), check=True)
+    record = _finish_exact(cli, slurm_cluster, layout)
+    log = _log(layout)
+    offsets = [int(x) for x in re.findall(r"resuming from checkpoint at state (\d+)", log)]
+    assert offsets and record["resumed_from"] == offsets[-1] > 0, log
+    assert "stopping at state" in log and record["attempt"] >= 2
+
+
+def test_kill_9_then_resubmit_resumes_from_last_checkpoint(slurm_cluster: cluster.ClusterInfo, tmp_path: Path,
+                                                           cli) -> None:  # type: ignore[no-untyped-def]
+    layout = _pool(cli, tmp_path / "kill 9")
+    cli("submit", layout.root, "--chunk-seconds", "1", env=_job_env(slurm_cluster), check=True)
+    _wait_for(lambda: layout.checkpoint_file(0).exists() and "attempt 1" in _log(layout), "a first checkpoint")
+    time.sleep(1.5)
+    pid = int(re.findall(r"pid (\d+): attempt", _log(layout))[-1])
+    os.kill(pid, signal.SIGKILL)
+    report = wait_idle(cli, slurm_cluster, layout.root)
+    assert partition_states(report)["failed"] == [0], report
+    progress = report["progress"]
+    assert 0 < progress["partial"]["0"]["states_done"] < progress["states_total"] == progress["partial"]["0"]["states"]
+    assert "states checkpointed" in cli("status", layout.root, env=slurm_cluster.env, check=True).stdout
+    cli("resubmit", layout.root, env=_job_env(slurm_cluster), check=True)
+    assert submissions(layout.root)[-1]["array"].startswith("0")
+    record = _finish_exact(cli, slurm_cluster, layout)
+    assert record["resumed_from"] > 0 and record["states_this_attempt"] < record["states"]
+
+
+def test_repeated_usr1_interruptions_stay_exact(slurm_cluster: cluster.ClusterInfo, tmp_path: Path,
+                                                cli) -> None:  # type: ignore[no-untyped-def]
+    layout = _pool(cli, tmp_path / "usr1 x5")
+    cli("submit", layout.root, "--chunk-seconds", "1", env=_job_env(slurm_cluster), check=True)
+    target = f"{submissions(layout.root)[0]['job_id']}_0"
+    for k in range(1, 6):
+        # the k-th attempt is running and has finished at least one chunk of its own
+        _wait_for(lambda: len(re.findall(r"pid \d+: attempt \d+:", _log(layout))) >= k,
+                  f"attempt {k} to start", 180)
+        time.sleep(1.5)
+        slurm(slurm_cluster, "scancel", "--batch", "--signal=USR1", target)
+        _wait_for(lambda: _log(layout).count("stopping at state") >= k, f"interruption {k} to checkpoint", 60)
+    record = _finish_exact(cli, slurm_cluster, layout)
+    log = _log(layout)
+    assert log.count("stopping at state") >= 5 and log.count("resuming from checkpoint") >= 5, log
+    assert record["attempt"] >= 6
