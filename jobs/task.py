@@ -32,7 +32,7 @@ from permenum.poolgen.write import read_partition
 from permenum.problems import StateBatch, get_problem
 from permenum.problems.base import exact
 from permenum.solver.devices import select_devices
-from permenum.solver.opencl import device_context
+from permenum.solver.opencl import device_context, first_chunk
 from permenum.solver.registry import make_solver
 
 #: `permenum task` exits with this (EX_TEMPFAIL) when it stopped early after checkpointing.
@@ -108,7 +108,7 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
     depth = int(manifest.data["generator"]["locked_depth"])
     workers = [
         _DeviceWorker(ctx.ref.label, make_solver(problem.name, ctx, manifest.n, depth, kernel, manifest.symmetry,
-                                                 count_nodes), ChunkSizer(chunk_seconds))
+                                                 count_nodes), ChunkSizer(chunk_seconds, first_chunk(ctx.ref)))
         for ctx in (device_context(ref) for ref in select_devices(device))
     ]
     ledger = _ledger_from(ckpt, len(batch), count_nodes)
@@ -135,20 +135,33 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
             interrupted.set()
         return interrupted.is_set()
 
-    def tail_is_for_faster_devices(w: _DeviceWorker, size: int) -> bool:
-        """PHACT's failure case: a slow device taking the last chunk finishes after a fast one would."""
-        fastest = max(x.rate for x in workers)
-        if len(workers) == 1 or w.rate <= 0 or w.rate >= fastest:
-            return False
-        return size / w.rate > ledger.remaining_unclaimed() / fastest
+    active = set(range(len(workers)))
 
-    def work(w: _DeviceWorker) -> None:
+    def tail_is_for_faster_devices(k: int, size: int) -> bool:
+        """PHACT's failure case: a slow device taking the last chunk finishes after a fast one would.
+
+        Only a device that is still working counts as the faster one, so the last device never quits."""
+        w = workers[k]
+        faster = [workers[j].rate for j in active if j != k and workers[j].rate > w.rate]
+        if not faster or w.rate <= 0:
+            return False
+        return size / w.rate > ledger.remaining_unclaimed() / max(faster)
+
+    def work(k: int) -> None:
+        try:
+            _work(k)
+        finally:
+            with lock:
+                active.discard(k)
+
+    def _work(k: int) -> None:
+        w = workers[k]
         while True:
             with lock:
                 if should_stop(w):
                     return
                 size = w.sizer.next(max(ledger.remaining_unclaimed(), 1))
-                if tail_is_for_faster_devices(w, size):
+                if tail_is_for_faster_devices(k, size):
                     return
                 claimed = ledger.claim(size)
             if claimed is None:
@@ -170,8 +183,8 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
                     checkpoint()
 
     failures: list[BaseException] = []
-    threads = [threading.Thread(target=_guard, args=(work, w, failures), name=f"device-{k}")
-               for k, w in enumerate(workers)]
+    threads = [threading.Thread(target=_guard, args=(work, k, failures), name=f"device-{k}")
+               for k in range(len(workers))]
     for t in threads:
         t.start()
     for t in threads:
@@ -182,7 +195,7 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
         with lock:
             if sum(w.states for w in workers):  # progress this attempt: keep it
                 checkpoint()
-        why = "on request" if stop.is_set() else f"after its {max_seconds:g} s budget"
+        why = "on request" if stop.is_set() else f"after its {max_seconds or 0:g} s budget"
         log.write(f"stopping at state {ledger.prefix_end}/{len(batch)} {why} (checkpointed)")
         raise TaskInterrupted(partition, ledger.prefix_end, len(batch))
     sums = ledger.prefix
@@ -222,10 +235,10 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
     return record
 
 
-def _guard(work: Any, worker: _DeviceWorker, errors: list[BaseException]) -> None:
+def _guard(work: Any, index: int, errors: list[BaseException]) -> None:
     """Run one device's loop; an exception is handed to the task's thread instead of being lost."""
     try:
-        work(worker)
+        work(index)
     except BaseException as exc:  # noqa: BLE001 - re-raised by the task
         errors.append(exc)
 

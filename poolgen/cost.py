@@ -31,7 +31,7 @@ from permenum.problems import Problem, StateBatch
 from permenum.problems.costas import Displacements
 from permenum.problems.nqueens import available, place
 
-MIN_PROBES, MAX_PROBES = 32, 1024
+MIN_PROBES, MAX_PROBES = 1, 1024
 WALK_BUDGET = 1 << 21  # walks per pool when the pool is small enough: about a second here
 _CHUNK_WALKS = 1 << 18  # walks advanced at once: bounds memory (Costas: n x 8 bytes per walk) for pools of any size
 
@@ -85,8 +85,10 @@ def _pick(mask: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def default_probes(states: int) -> int:
-    """Walks per state: a small pool gets more (same total work), since it has few states per partition
-    and each state's estimate then weighs; large pools get MIN_PROBES, which their many states average out."""
+    """Walks per state: the pool gets about WALK_BUDGET walks in all (a second here), so a small pool gets
+    many per state (few states per partition: each estimate weighs) and a pool of millions one per state
+    (its partitions average out millions of noisy estimates; 32 per state made a 7 M-state pool take
+    100 s on a GPU node)."""
     return int(min(MAX_PROBES, max(MIN_PROBES, WALK_BUDGET // max(states, 1))))
 
 

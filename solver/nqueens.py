@@ -10,7 +10,7 @@ from permenum.problems import StateBatch
 from permenum.solver.opencl import BatchCounts, DeviceContext, download, timed_launch, upload, zeros
 
 VARIANTS = {"dfs": "nqueens_dfs", "dsl": "nqueens_dsl", "lds": "nqueens_lds"}
-DEFAULT_VARIANT = "dsl"  # measured faster on PoCL (README "Kernels"); GPU figures in bench/NOTES.md
+DEFAULT_VARIANT = "lds"  # fastest on the H200 (3x dsl, 5x dfs) and on PoCL here: README "Kernels", bench/NOTES.md
 
 
 class NQueensKernel:

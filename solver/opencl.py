@@ -56,10 +56,20 @@ def device_context(ref: DeviceRef) -> DeviceContext:
         return _contexts[key]
 
 
+def device_lanes(ref: DeviceRef) -> int:
+    """Work-items that fill the device (a GPU: 2048 per compute unit, its resident-thread limit)."""
+    return ref.device.max_compute_units * (2048 if ref.is_gpu else 8)
+
+
+def first_chunk(ref: DeviceRef) -> int:
+    """States in a task's first launch: a few per lane, so even the first chunk fills a GPU (4096
+    states on an H200's 270k lanes ran the first chunks at 1.5% occupancy and N-Queens 21 3x slower)."""
+    return max(4096, 4 * device_lanes(ref))
+
+
 def launch_lanes(ref: DeviceRef, nstates: int, local: int | None) -> int:
     """Work-items to launch for an atomic-counter kernel: enough to fill the device, never idle ones."""
-    per_cu = 2048 if ref.is_gpu else 8
-    lanes = min(max(nstates, 1), ref.device.max_compute_units * per_cu)
+    lanes = min(max(nstates, 1), device_lanes(ref))
     if local:
         lanes = -(-lanes // local) * local
     return lanes

@@ -15,7 +15,7 @@ from permenum.poolgen.write import PoolSettings, write_pool
 from tests.conftest import published
 
 
-@pytest.mark.parametrize("kernel", ["dfs", "dsl"])
+@pytest.mark.parametrize("kernel", ["dfs", "dsl", "lds"])
 @pytest.mark.parametrize("partitions", [1, 3, 7])
 def test_exact_totals_1_to_13(tmp_path: Path, kernel: str, partitions: int) -> None:
     checked = 0

@@ -27,12 +27,18 @@ def is_costas(p: Sequence[int]) -> bool:
     return True
 
 
+def inverse(p: Sequence[int]) -> list[int]:
+    """The transpose: column of each row."""
+    inv = [0] * len(p)
+    for c, r in enumerate(p):
+        inv[r] = c
+    return inv
+
+
 def symmetries(p: Sequence[int]) -> list[Perm]:
     """The images of p under the dihedral group of the square (with repeats when p is symmetric)."""
     n = len(p)
-    inv = [0] * n
-    for c, r in enumerate(p):
-        inv[r] = c
+    inv = inverse(p)
     flips = []
     for q in (tuple(p), tuple(inv)):  # identity and the main-diagonal transpose
         flips += [q, tuple(q[::-1]), tuple(n - 1 - r for r in q), tuple(n - 1 - r for r in q[::-1])]
@@ -42,9 +48,7 @@ def symmetries(p: Sequence[int]) -> list[Perm]:
 def edge_offsets(p: Sequence[int]) -> list[int]:
     """Column 0 and n-1 dots from top and bottom, row 0 and n-1 dots from left and right."""
     n = len(p)
-    inv = [0] * n
-    for c, r in enumerate(p):
-        inv[r] = c
+    inv = inverse(p)
     return [p[0], n - 1 - p[0], p[-1], n - 1 - p[-1], inv[0], n - 1 - inv[0], inv[-1], n - 1 - inv[-1]]
 
 

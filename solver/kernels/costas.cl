@@ -29,6 +29,23 @@
 #define CAND(k) cand[k]
 #define USED(d) used[d]
 #endif
+// The rows column k may take: free rows, minus every used difference shifted to this column,
+// minus (canonical search) the edge rows where p[0] would not be the smallest edge offset.
+#if CANONICAL
+#define CANONICAL_MASK(k, c)                                                       \
+    if ((uint)(k) < p0 || (uint)(k) > n - 1u - p0) c &= ~(1u | (1u << (n - 1u))); \
+    if ((uint)(k) == n - 1u) c &= mid_rows;
+#else
+#define CANONICAL_MASK(k, c)
+#endif
+#define CANDIDATES(k)                                                              \
+    {                                                                              \
+        uint c_ = ~rows & full;                                                    \
+        for (int d = 1; d <= (k); ++d) c_ &= ~(uint)(USED(d) >> (sh - P((k) - d))); \
+        CANONICAL_MASK(k, c_)                                                      \
+        CAND(k) = c_;                                                              \
+    }
+
 #if LOCAL_STACKS
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 #else
@@ -74,14 +91,7 @@ void costas_dfs(const uint n, const uint depth, const uint nstates,
             if (slot < capacity)
                 for (uint c = 0; c < n; ++c) found[slot * n + c] = (uchar)P(c);
         } else {
-            // candidates for column k
-            uint c0 = ~rows & full;
-            for (int d = 1; d <= k; ++d) c0 &= ~(uint)(USED(d) >> (sh - P(k - d)));
-#if CANONICAL
-            if ((uint)k < p0 || (uint)k > n - 1u - p0) c0 &= ~(1u | (1u << (n - 1u)));
-            if ((uint)k == n - 1u) c0 &= mid_rows;
-#endif
-            CAND(k) = c0;
+            CANDIDATES(k);
             const int base = k;
             for (;;) {
                 uint a = CAND(k);
@@ -110,13 +120,7 @@ void costas_dfs(const uint n, const uint depth, const uint nstates,
                 rows |= bit;
                 for (int d = 1; d <= k; ++d) USED(d) |= 1ul << (v - P(k - d) + sh);
                 ++k;
-                uint c = ~rows & full;
-                for (int d = 1; d <= k; ++d) c &= ~(uint)(USED(d) >> (sh - P(k - d)));
-#if CANONICAL
-                if ((uint)k < p0 || (uint)k > n - 1u - p0) c &= ~(1u | (1u << (n - 1u)));
-                if ((uint)k == n - 1u) c &= mid_rows;
-#endif
-                CAND(k) = c;
+                CANDIDATES(k);
             }
         }
         counts[i] = cnt;
