@@ -7,6 +7,7 @@ bound at the rate measured so far (per-state cost varies), and grows at most 4x 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 FIRST_CHUNK = 4096
@@ -19,6 +20,8 @@ class ChunkSizer:
     size: int = FIRST_CHUNK
 
     def next(self, remaining: int) -> int:
+        if math.isinf(self.bound_seconds):
+            return max(1, remaining)
         return max(1, min(self.size, remaining))
 
     def observe(self, states: int, seconds: float) -> None:
