@@ -165,7 +165,7 @@ def run_cmd(run: str, workers: int, device: str | None, kernel: str | None, chun
     sys.exit(_run_local(run, workers, device, kernel, chunk_seconds))
 
 
-def _print_collect(run: str) -> int:
+def _print_collect(run: str, show_ledger: bool = True) -> int:
     from permenum.jobs.collect import collect, compact_ranges, spread
 
     c = collect(_layout(run))
@@ -177,7 +177,8 @@ def _print_collect(run: str) -> int:
     if c.seconds:
         kernel = sum(float(r["seconds"]["kernel"]) for r in c.records)
         out.print(f"time per partition: min {lo:.3f} s, median {med:.3f} s, max {hi:.3f} s; kernel time {kernel:.3f} s")
-    out.print(f"ledger: {_layout(run).ledger}")
+    if show_ledger:
+        out.print(f"ledger: {_layout(run).ledger}")
     if c.missing:
         err.print(f"[red]incomplete:[/red] {len(c.missing)} partitions have no result: {compact_ranges(c.missing)}")
         return EXIT_INCOMPLETE
@@ -259,7 +260,7 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
                                               balance=balance))
         rc = _run_local(run, workers, device, kernel)
         if rc == 0:
-            rc = _print_collect(run)
+            rc = _print_collect(run, show_ledger=tmp is None)  # a temporary run is deleted below
         out.print(f"whole command: {time.perf_counter() - t0:.2f} s")
         sys.exit(rc)
     finally:
