@@ -193,10 +193,12 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
         raise failures[0]
     if not ledger.complete:
         with lock:
-            if sum(w.states for w in workers):  # progress this attempt: keep it
+            progressed = sum(w.states for w in workers) > 0
+            if progressed:  # keep this attempt's work
                 checkpoint()
         why = "on request" if stop.is_set() else f"after its {max_seconds or 0:g} s budget"
-        log.write(f"stopping at state {ledger.prefix_end}/{len(batch)} {why} (checkpointed)")
+        saved = "checkpointed" if progressed else "no new work to checkpoint"
+        log.write(f"stopping at state {ledger.prefix_end}/{len(batch)} {why} ({saved})")
         raise TaskInterrupted(partition, ledger.prefix_end, len(batch))
     sums = ledger.prefix
     if sums.solutions is not None and problem.name == "costas":

@@ -65,6 +65,10 @@ def pool(problem: str, n: int, run: str, partitions: int, target_states: int, se
 
 
 MAX_REQUEUES = 100  # a task requeued this often is left for `resubmit` (something is wrong)
+#: Set by SIGUSR1/SIGTERM/SIGINT in `permenum task`; installed by main() before click parses, so a
+#: signal that arrives while the task is still starting asks it to stop instead of killing it.
+TASK_STOP = threading.Event()
+TASK_SIGNALS = (signal.SIGUSR1, signal.SIGTERM, signal.SIGINT)
 
 
 def _stop_on_signals(stop: threading.Event, signals: tuple[int, ...]) -> None:
@@ -110,11 +114,15 @@ def task(run: str, partition: int, device: str | None, kernel: str | None, count
         raise UserError(f"--partition must be non-negative (got {partition})")
     if chunk_seconds <= 0:
         raise UserError(f"--chunk-seconds must be positive (got {chunk_seconds})")
-    stop = threading.Event()
-    signals = (signal.SIGUSR1, signal.SIGTERM, signal.SIGINT)
-    _stop_on_signals(stop, signals)  # as early as we can: a signal's default action kills the task
-    _prepare_device(device)
-    _stop_on_signals(stop, signals)  # again: PoCL replaced the USR1 handler
+    stop = TASK_STOP
+    _stop_on_signals(stop, TASK_SIGNALS)
+    # Held back while the device opens: PoCL's own USR1 handler would swallow one arriving then.
+    signal.pthread_sigmask(signal.SIG_BLOCK, TASK_SIGNALS)
+    try:
+        _prepare_device(device)
+        _stop_on_signals(stop, TASK_SIGNALS)  # again: PoCL replaced the USR1 handler
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, TASK_SIGNALS)
     try:
         record = run_task(_layout(run), partition, device, kernel, count_nodes, stop, chunk_seconds, max_seconds)
     except TaskInterrupted as exc:
@@ -278,6 +286,8 @@ _register_report(cli)
 
 
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "task":
+        _stop_on_signals(TASK_STOP, TASK_SIGNALS)
     try:
         cli.main(standalone_mode=False)
     except UserError as exc:
