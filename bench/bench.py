@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pyarrow.parquet as pq
 from rich.console import Console
 from rich.table import Table
 
@@ -25,7 +24,7 @@ from permenum.jobs.collect import collect
 from permenum.jobs.local import run_local
 from permenum.layout import RunLayout
 from permenum.poolgen.manifest import Manifest
-from permenum.poolgen.write import PoolSettings, write_pool
+from permenum.poolgen.write import PoolSettings, load_partition, write_pool
 from permenum.problems import StateBatch, get_problem
 from permenum.solver.devices import select_devices
 from permenum.solver.opencl import device_context
@@ -39,7 +38,7 @@ def count_nodes(layout: RunLayout, manifest: Manifest, device: str | None, kerne
                          manifest.symmetry, count_nodes=True)
     total = 0
     for i in range(manifest.num_partitions):
-        batch = StateBatch.from_table(pq.read_table(layout.partition_file(i)), problem.mask_names)
+        batch = StateBatch.from_table(load_partition(layout, manifest, i), problem.mask_names)
         out = solver(batch)
         total += int(np.sum(out.nodes, dtype=np.uint64))
     return total

@@ -33,17 +33,13 @@ class Checkpoint:
     partition: int
     pool_sha256: str
     states_done: int
-    weighted: str  # exact rational, as str(Fraction)
-    raw: int
-    classes: str | None
-    nodes: int | None
-    kernel_seconds: float
+    #: exact sums over states [0, states_done) in jobs.partial.Partial's JSON form: weighted and
+    #: classes as str(Fraction), raw, nodes, kernel_seconds, chunks, solutions (Costas arrays)
+    sums: dict[str, Any]
     elapsed: float
     attempt: int
-    chunks: int
-    solutions: list[list[int]] | None = None
     #: chunks finished beyond ``states_done`` while other devices were still busy below it:
-    #: [{"start", "end", "weighted", "raw", "classes", "nodes", "kernel_seconds", "solutions"}]
+    #: the same JSON form plus "start" and "end"
     ahead: list[dict[str, Any]] = field(default_factory=list)
     written: str = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
 

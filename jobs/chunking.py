@@ -24,6 +24,11 @@ class ChunkSizer:
             return max(1, remaining)
         return max(1, min(self.size, remaining))
 
+    def resume_at(self, states: int, seconds: float) -> None:
+        """Start a resumed task at the rate its earlier attempts measured, not at FIRST_CHUNK again."""
+        if states > 0 and seconds > 0:
+            self.size = max(self.size, int(states * (0.5 * self.bound_seconds) / seconds))
+
     def observe(self, states: int, seconds: float) -> None:
         if states <= 0:
             return

@@ -39,7 +39,7 @@ class Partial:
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Partial":
         return cls(Fraction(d["weighted"]), int(d["raw"]), None if d.get("classes") is None else Fraction(d["classes"]),
-                   d.get("nodes"), float(d.get("kernel_seconds", 0.0)), d.get("solutions"), int(d.get("chunks", 1)))
+                   d.get("nodes"), float(d["kernel_seconds"]), d.get("solutions"), int(d["chunks"]))
 
 
 class ChunkLedger:

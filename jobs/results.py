@@ -6,12 +6,14 @@ its numbers agree, and is refused loudly (written as a conflict file) when they 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
 
 from permenum.atomic import write_json_atomic
 from permenum.errors import UserError
+from permenum.jobs.environment import TaskEnvironment
 from permenum.layout import RunLayout
 from permenum.poolgen.manifest import Manifest
 
@@ -69,10 +71,6 @@ def write_result(layout: RunLayout, record: dict[str, Any]) -> str:
 
 def write_failure(layout: RunLayout, partition: int, exc: BaseException) -> None:
     """Record why a task failed; never a result (the partition stays not-done)."""
-    import datetime as dt
-
-    from permenum.jobs.environment import TaskEnvironment
-
     write_json_atomic(layout.failure_file(partition), {
         "partition": partition,
         "error": f"{type(exc).__name__}: {exc}",

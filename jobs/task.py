@@ -17,7 +17,6 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from permenum.checkpoints import Checkpoint, CheckpointError, load_checkpoint, quarantine, save_checkpoint
 from permenum.jobs.chunking import DEFAULT_CHUNK_SECONDS, ChunkSizer
@@ -28,7 +27,7 @@ from permenum.jobs.solutions import write_solutions
 from permenum.jobs.tasklog import TaskLog
 from permenum.layout import RunLayout
 from permenum.poolgen.manifest import Manifest, load_manifest
-from permenum.poolgen.write import read_partition
+from permenum.poolgen.write import load_partition
 from permenum.problems import StateBatch, get_problem
 from permenum.problems.base import exact
 from permenum.solver.devices import select_devices
@@ -79,7 +78,8 @@ def _resume(layout: RunLayout, manifest: Manifest, partition: int, log: TaskLog)
         moved = quarantine(path)
         log.write(f"checkpoint {path.name} rejected: {exc}; moved to {moved.name}; starting the partition over")
         return None, str(exc)
-    log.write(f"resuming from checkpoint at state {ckpt.states_done} (attempt {ckpt.attempt}, {ckpt.chunks} chunks)")
+    log.write(f"resuming from checkpoint at state {ckpt.states_done} (attempt {ckpt.attempt}, "
+              f"{ckpt.sums.get('chunks', 0)} chunks)")
     return ckpt, None
 
 
@@ -99,8 +99,7 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
     t_start = time.perf_counter()
     manifest = load_manifest(layout)
     problem = get_problem(manifest.problem)
-    path = read_partition(layout, manifest, partition)
-    batch = StateBatch.from_table(pq.read_table(path), problem.mask_names)
+    batch = StateBatch.from_table(load_partition(layout, manifest, partition), problem.mask_names)
     t_loaded = time.perf_counter()
     log = TaskLog(layout.task_log(partition), partition)
     ckpt, rejected = _resume(layout, manifest, partition, log)
@@ -111,7 +110,9 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
                                                  count_nodes), ChunkSizer(chunk_seconds, first_chunk(ctx.ref)))
         for ctx in (device_context(ref) for ref in select_devices(device))
     ]
-    ledger = _ledger_from(ckpt, len(batch), count_nodes)
+    ledger = _ledger_from(ckpt, len(batch), count_nodes, problem.counts_classes)
+    for w in workers:  # kernel seconds add up over devices: their ratio is a per-device rate
+        w.sizer.resume_at(ledger.prefix_end, ledger.prefix.kernel_seconds)
     resumed_from = ledger.prefix_end
     elapsed_before = ckpt.elapsed if ckpt else 0.0
     lock = threading.Lock()
@@ -121,16 +122,17 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
               + "; ".join(w.label for w in workers))
 
     def checkpoint() -> None:
-        pre = ledger.prefix
         ahead = [{"start": s, "end": e, **sums.as_json()} for s, (e, sums) in sorted(ledger.ahead.items())]
         save_checkpoint(layout.checkpoint_file(partition), Checkpoint(
             manifest.run_id, partition, manifest.partition(partition)["sha256"], ledger.prefix_end,
-            str(pre.weighted), pre.raw, None if pre.classes is None else str(pre.classes), pre.nodes,
-            pre.kernel_seconds, elapsed_before + time.perf_counter() - t_start, attempt, pre.chunks,
-            pre.solutions, ahead))
+            ledger.prefix.as_json(), elapsed_before + time.perf_counter() - t_start, attempt, ahead))
 
     def should_stop(w: _DeviceWorker) -> bool:
-        over = max_seconds is not None and w.states > 0 and time.perf_counter() - t_start >= max_seconds
+        """Stop requests are honoured once this device has done a chunk in this attempt: a partition
+        whose every restart is signalled at once (SLURM may signal up to a minute early) still advances."""
+        if w.states == 0:
+            return False
+        over = max_seconds is not None and time.perf_counter() - t_start >= max_seconds
         if stop.is_set() or over:
             interrupted.set()
         return interrupted.is_set()
@@ -245,13 +247,9 @@ def _guard(work: Any, index: int, errors: list[BaseException]) -> None:
         errors.append(exc)
 
 
-def _ledger_from(ckpt: Checkpoint | None, total: int, count_nodes: bool) -> ChunkLedger:
+def _ledger_from(ckpt: Checkpoint | None, total: int, count_nodes: bool, counts_classes: bool) -> ChunkLedger:
     if ckpt is None:
-        return ChunkLedger(total, 0, Partial(nodes=0 if count_nodes else None), {})
-    prefix = Partial(Fraction(ckpt.weighted), ckpt.raw, None if ckpt.classes is None else Fraction(ckpt.classes),
-                     ckpt.nodes if count_nodes else None, ckpt.kernel_seconds, ckpt.solutions, ckpt.chunks)
+        start = Partial(classes=Fraction(0) if counts_classes else None, nodes=0 if count_nodes else None)
+        return ChunkLedger(total, 0, start, {})
     ahead = {int(a["start"]): (int(a["end"]), Partial.from_json(a)) for a in ckpt.ahead}
-    if not count_nodes:
-        for _, p in ahead.values():
-            p.nodes = None
-    return ChunkLedger(total, ckpt.states_done, prefix, ahead)
+    return ChunkLedger(total, ckpt.states_done, Partial.from_json(ckpt.sums), ahead)

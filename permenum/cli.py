@@ -237,7 +237,8 @@ def arrays(run: str, expand: bool, out_file: str | None) -> None:
 @click.argument("problem")
 @click.argument("n", type=int)
 @click.option("--run-dir", type=click.Path(file_okay=False), default=None, help="Keep the run here (default: a temporary directory).")
-@click.option("--partitions", "-P", type=int, default=None, help="Partitions (default: up to 4).")
+@click.option("--partitions", "-P", type=int, default=None,
+              help="Partitions (default: 4, fewer when the pool has fewer states).")
 @click.option("--workers", "-w", type=int, default=1, show_default=True)
 @click.option("--device", "-d", default=None)
 @click.option("--kernel", "-k", default=None)
@@ -247,9 +248,7 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
     """pool + run + collect of PROBLEM N on this machine; prints the total and checks it."""
     import time
 
-    from permenum.poolgen.generate import climb
     from permenum.poolgen.write import PoolSettings, write_pool
-    from permenum.problems import get_problem
 
     t0 = time.perf_counter()
     tmp = None if run_dir else tempfile.mkdtemp(prefix=f"permenum-{problem}-{n}-")
@@ -258,12 +257,6 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
         from permenum.solver.devices import select_devices
 
         select_devices(device)
-        if partitions is None:
-            prob = get_problem(problem)
-            prob.check_n(n)
-            sym = symmetry or prob.default_symmetry
-            prob.check_symmetry(sym)
-            partitions = max(1, min(4, len(climb(prob, n, target_states, 4.0, sym).states)))
         write_pool(_layout(run), PoolSettings(problem, n, partitions, target_states, seed=seed, symmetry=symmetry,
                                               balance=balance))
         rc = _run_local(run, workers, device, kernel)

@@ -22,12 +22,12 @@ a short tail), and partitions are numbered by decreasing estimated cost, so that
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import heapq
 import shutil
 import socket
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -46,13 +46,15 @@ from permenum.problems import get_problem
 DEFAULT_TARGET = 1 << 16
 DEFAULT_FACTOR = 4.0
 BALANCE_MODES = ("cost", "rows")
+AUTO_PARTITIONS = 4
 
 
 @dataclass(frozen=True)
 class PoolSettings:
     problem: str
     n: int
-    partitions: int = 1
+    #: None: up to AUTO_PARTITIONS, fewer when the pool has fewer states (what `enumerate` uses)
+    partitions: int | None = 1
     target_states: int = DEFAULT_TARGET
     hard_factor: float = DEFAULT_FACTOR
     seed: int = 0
@@ -64,7 +66,7 @@ class PoolSettings:
         problem = get_problem(self.problem)
         problem.check_n(self.n)
         problem.check_symmetry(self.resolved_symmetry)
-        if self.partitions < 1:
+        if self.partitions is not None and self.partitions < 1:
             raise UserError(f"--partitions must be at least 1 (got {self.partitions})")
         if self.target_states < 1:
             raise UserError(f"--target-states must be at least 1 (got {self.target_states})")
@@ -95,7 +97,7 @@ def _check_target_dir(layout: RunLayout, settings: PoolSettings) -> Manifest | N
             "symmetry": settings.resolved_symmetry,
             "generator": {"target_states": settings.target_states, "hard_factor": settings.hard_factor, "seed": settings.seed,
                           "balance": settings.balance},
-            "num_partitions": settings.partitions,
+            "num_partitions": settings.partitions or existing.num_partitions,  # None: any count
         }
         if existing.identity() != wanted:
             raise UserError(
@@ -121,16 +123,17 @@ def write_pool(layout: RunLayout, settings: PoolSettings) -> tuple[Manifest, boo
     ladder = climb(problem, settings.n, settings.target_states, settings.hard_factor, symmetry)
     states = ladder.states
     rows = len(states)
-    if settings.partitions > max(rows, 1):
+    partitions = settings.partitions or min(AUTO_PARTITIONS, max(rows, 1))
+    if partitions > max(rows, 1):
         raise UserError(
-            f"{settings.partitions} partitions but the pool has only {rows} states at depth {ladder.depth}; "
+            f"{partitions} partitions but the pool has only {rows} states at depth {ladder.depth}; "
             f"use --partitions {max(rows, 1)} or fewer, or a larger --target-states"
         )
     probes = settings.cost_probes or default_probes(rows)
     costs = estimate_costs(problem, settings.n, states, symmetry, probes, settings.seed).astype(np.float32)
     order = np.random.default_rng(settings.seed).permutation(rows)
     states, costs = states.take(order), costs[order]
-    groups = deal_lpt(costs if settings.balance == "cost" else np.ones(rows, np.float32), settings.partitions)
+    groups = deal_lpt(costs if settings.balance == "cost" else np.ones(rows, np.float32), partitions)
     part_costs = [float(np.sum(costs[g], dtype=np.float64)) for g in groups]
     groups = [groups[k] for k in sorted(range(len(groups)), key=lambda k: (-part_costs[k], k))]  # largest first
     if layout.pool_dir.exists():  # an interrupted earlier attempt: no manifest was written, so no pool
@@ -195,13 +198,17 @@ def deal_lpt(costs: np.ndarray, parts: int) -> list[np.ndarray]:
     return np.split(ranked, np.cumsum(np.bincount(label, minlength=parts))[:-1])
 
 
-def read_partition(layout: RunLayout, manifest: Manifest, index: int) -> Path:
-    """The partition's file after checking it exists and its sha256 matches the manifest."""
+def load_partition(layout: RunLayout, manifest: Manifest, index: int) -> pa.Table:
+    """The partition's table, read once: its bytes are checked against the manifest's sha256, then parsed."""
     entry = manifest.partition(index)
     path = layout.root / entry["file"]
-    if not path.exists():
-        raise UserError(f"partition {index}: {path} is missing")
-    digest = sha256_file(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"partition {index}: {path} is missing") from None
+    except OSError as exc:
+        raise UserError(f"partition {index}: {path} is unreadable ({exc.strerror})") from None
+    digest = hashlib.sha256(data).hexdigest()
     if digest != entry["sha256"]:
         raise UserError(f"partition {index}: {path} is corrupted (sha256 {digest[:12]}..., manifest says {entry['sha256'][:12]}...)")
-    return path
+    return pq.read_table(pa.BufferReader(data))

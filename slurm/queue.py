@@ -142,19 +142,20 @@ def _from_key_values(kv: dict[str, str], name_key: str, job_name: str, source: s
 
 def parse_scontrol_jobs(text: str, job_name: str) -> list[TaskState]:
     """``scontrol show job -o``: every job the controller still remembers (ended ones for MinJobAge)."""
-    records: list[TaskState] = []
-    for line in text.splitlines():
-        if line.startswith("JobId="):
-            records.extend(_from_key_values(parse_key_values(line), "JobName", job_name, "scontrol"))
-    return records
+    return _parse_job_lines(text, "JobName", job_name, "scontrol")
 
 
 def parse_jobcomp(text: str, job_name: str) -> list[TaskState]:
     """jobcomp/filetxt's log: one line per ended job, kept after the controller forgets it."""
+    return _parse_job_lines(text, "Name", job_name, "jobcomp")
+
+
+def _parse_job_lines(text: str, name_key: str, job_name: str, source: str) -> list[TaskState]:
+    """Both write one ``JobId=... Key=Value ...`` line per job; they differ in the job name's key."""
     records: list[TaskState] = []
     for line in text.splitlines():
         if line.startswith("JobId="):
-            records.extend(_from_key_values(parse_key_values(line), "Name", job_name, "jobcomp"))
+            records.extend(_from_key_values(parse_key_values(line), name_key, job_name, source))
     return records
 
 

@@ -39,7 +39,7 @@ def test_resume_from_checkpoint_is_exact_and_skips_done_states(tmp_path: Path) -
     offset = _interrupt_after_first_chunk(layout)
     m = load_manifest(layout)
     ckpt = load_checkpoint(layout.checkpoint_file(0), m.run_id, 0, m.partition(0)["sha256"])
-    assert ckpt.states_done == offset and ckpt.raw > 0
+    assert ckpt.states_done == offset and ckpt.sums["raw"] > 0
     record = run_task(layout, 0)
     assert record["resumed_from"] == offset and record["states_this_attempt"] == record["states"] - offset
     assert record["attempt"] == 2

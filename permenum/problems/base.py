@@ -86,6 +86,7 @@ class Problem(ABC):
     total_series: str
     classes_series: str
     mask_names: tuple[str, ...] = ()
+    counts_classes = False  # whether tally() reports symmetry classes
     symmetry_modes: tuple[str, ...] = ("mirror", "none")
     default_symmetry: str = "mirror"
 

@@ -90,6 +90,7 @@ class Costas(Problem):
     classes_series = "costas_classes"
     symmetry_modes = ("canonical", "none")
     default_symmetry = "canonical"
+    counts_classes = True
 
     def _alive(self, n: int, prefix: np.ndarray, symmetry: str) -> StateBatch:
         if prefix.shape[1] < n and len(prefix):
