@@ -160,14 +160,15 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
         w = workers[k]
         while True:
             with lock:
-                if should_stop(w):
-                    return
                 size = w.sizer.next(max(ledger.remaining_unclaimed(), 1))
-                if tail_is_for_faster_devices(k, size):
+                claimed = None
+                if not should_stop(w) and not tail_is_for_faster_devices(k, size):
+                    claimed = ledger.claim(size)
+                if claimed is None:
+                    # leave `active` under the same lock: a slower device deciding at this moment
+                    # must not count on this one to take the tail (both quit, the task stopped short)
+                    active.discard(k)
                     return
-                claimed = ledger.claim(size)
-            if claimed is None:
-                return
             start, end = claimed
             chunk = batch.take(slice(start, end))
             out = w.solver(chunk)

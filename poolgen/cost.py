@@ -104,17 +104,18 @@ def estimate_costs(problem: Problem, n: int, batch: StateBatch, symmetry: str, p
     for start in range(0, len(batch), per_chunk):
         part = batch.take(slice(start, start + per_chunk))
         walk = np.repeat(np.arange(len(part)), probes)  # walk w belongs to state w // probes
-        out[start : start + len(part)] = _walk(moves, n, part.take(walk), symmetry, rng).reshape(-1, probes).mean(axis=1)
+        out[start : start + len(part)] = _walk(moves, n, part.take(walk), symmetry, rng,
+                                               problem.levels_left(n, batch.depth, symmetry)).reshape(-1, probes).mean(axis=1)
     return out
 
 
-def _walk(moves: _Moves, n: int, walks: StateBatch, symmetry: str, rng: np.random.Generator) -> np.ndarray:
+def _walk(moves: _Moves, n: int, walks: StateBatch, symmetry: str, rng: np.random.Generator, levels: int) -> np.ndarray:
     """Advance every walk (one row of ``walks`` each) to its end; returns each walk's estimate."""
     total = np.ones(len(walks))  # the state itself
     state = moves.start(n, walks, symmetry)
     alive = np.arange(len(walks))
     product = np.ones(len(walks))
-    for _ in range(walks.depth, n):
+    for _ in range(levels):
         count, value = _pick(moves.children(n, state), rng.random(len(alive)))
         keep = np.nonzero(count)[0]
         if len(keep) == 0:

@@ -28,7 +28,7 @@ def climb(problem: Problem, n: int, target: int, factor: float, symmetry: str) -
         if len(batch) >= target:
             reason = f"reached the target {target}"
             break
-        if batch.depth >= n or len(batch) == 0:
+        if problem.complete(n, batch) or len(batch) == 0:
             reason = "states are complete" if len(batch) else "no state survives"
             break
         nxt = problem.expand(n, batch, symmetry)

@@ -21,7 +21,7 @@ KERNELS: dict[str, tuple[str, ...]] = {"nqueens": tuple(NQ_VARIANTS), "costas": 
 def make_solver(problem: str, dev: DeviceContext, n: int, depth: int, variant: str | None, symmetry: str,
                 count_nodes: bool = False) -> Solver:
     factories: dict[str, Callable[[], Solver]] = {
-        "nqueens": lambda: NQueensKernel(dev, n, depth, variant or NQ_DEFAULT, count_nodes),
+        "nqueens": lambda: NQueensKernel(dev, n, depth, symmetry, variant or NQ_DEFAULT, count_nodes),
         "costas": lambda: CostasKernel(dev, n, symmetry, count_nodes, variant=variant),
     }
     if problem not in factories:

@@ -55,17 +55,18 @@ def test_estimates_are_stored_and_partitions_balanced_by_them(tmp_path: Path, pr
     assert sum(p["estimated_cost"] for p in by_rows) == pytest.approx(sum(est), rel=1e-9)  # same states, same estimates
 
 
-def test_estimate_tracks_the_node_counting_build() -> None:
+@pytest.mark.parametrize("kernel, symmetry", [("dfs", "mirror"), ("lds64", "dihedral")])
+def test_estimate_tracks_the_node_counting_build(kernel: str, symmetry: str) -> None:
     """Knuth's estimate is unbiased for the plain DFS's node count and ranks states like it."""
     problem = get_problem("nqueens")
-    states = climb(problem, 12, 256, 4.0, "mirror").states
-    est = estimate_costs(problem, 12, states, "mirror", probes=32, seed=1)
+    states = climb(problem, 12, 256, 4.0, symmetry).states
+    est = estimate_costs(problem, 12, states, symmetry, probes=32, seed=1)
     dev = device_context(select_devices(None)[0])
-    nodes = make_solver("nqueens", dev, 12, states.depth, "dfs", "mirror", count_nodes=True)(states).nodes.astype(float)
+    nodes = make_solver("nqueens", dev, 12, states.depth, kernel, symmetry, count_nodes=True)(states).nodes.astype(float)
     assert np.corrcoef(est, nodes)[0, 1] > 0.5
     assert np.corrcoef(_ranks(est), _ranks(nodes))[0, 1] > 0.5
     assert est.sum() / nodes.sum() == pytest.approx(1.0, abs=0.05)
-    again = estimate_costs(problem, 12, states, "mirror", probes=32, seed=1)
+    again = estimate_costs(problem, 12, states, symmetry, probes=32, seed=1)
     assert again.tobytes() == est.tobytes()  # seeded: same pool, same estimates
 
 
@@ -85,7 +86,7 @@ def test_costas_next_rows_match_the_definition() -> None:
 def test_cost_balanced_run_is_exact_and_reported(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     layout = RunLayout(tmp_path / "run")
     write_pool(layout, PoolSettings("nqueens", 12, 5, target_states=1000, seed=2))
-    run_task(layout, 0, None, "dfs", True)  # one partition with the node-counting build
+    run_task(layout, 0, None, "lds64", True)  # one partition with the node-counting build
     assert not run_local(layout, workers=2, show_progress=False).failed
     c = collect(layout)
     assert c.complete and c.total == published("nqueens_total", 12)

@@ -17,14 +17,14 @@ def _pool_bytes(root: Path) -> dict[str, bytes]:
 
 def test_pool_is_deterministic_and_shuffled(tmp_path: Path) -> None:
     a, b, c = (RunLayout(tmp_path / x) for x in "abc")
-    write_pool(a, PoolSettings("nqueens", 12, 5, target_states=2000, seed=7))
-    write_pool(b, PoolSettings("nqueens", 12, 5, target_states=2000, seed=7))
-    write_pool(c, PoolSettings("nqueens", 12, 5, target_states=2000, seed=8))
+    write_pool(a, PoolSettings("nqueens", 12, 5, target_states=2000, seed=7, symmetry="mirror"))
+    write_pool(b, PoolSettings("nqueens", 12, 5, target_states=2000, seed=7, symmetry="mirror"))
+    write_pool(c, PoolSettings("nqueens", 12, 5, target_states=2000, seed=8, symmetry="mirror"))
     assert _pool_bytes(tmp_path / "a") == _pool_bytes(tmp_path / "b")
     assert _pool_bytes(tmp_path / "a") != _pool_bytes(tmp_path / "c")
     manifest = json.loads(a.manifest.read_text())
     table = pq.read_table(a.partition_file(0))
-    assert {"cols", "ld", "rd", "prefix", "weight"} <= set(table.column_names)
+    assert {"cols", "d1", "d2", "rows", "prefix", "weight"} <= set(table.column_names)
     assert sum(p["rows"] for p in manifest["partitions"]) == manifest["totals"]["states"]
     # mirror symmetry: first-row queens only in the left half (and the middle), weights 2 / 1
     prefixes = [row[0] for p in range(5) for row in pq.read_table(a.partition_file(p)).column("prefix").to_pylist()]

@@ -90,6 +90,14 @@ class Problem(ABC):
     symmetry_modes: tuple[str, ...] = ("mirror", "none")
     default_symmetry: str = "mirror"
 
+    def levels_left(self, n: int, depth: int, symmetry: str) -> int:
+        """At most how many more levels a state with a prefix of ``depth`` entries has (kernel stacks, walks)."""
+        return max(n - depth, 0)
+
+    def complete(self, n: int, batch: StateBatch) -> bool:
+        """Whether every state of the batch is a complete solution (the ladder stops)."""
+        return batch.depth >= n
+
     def check_n(self, n: int) -> None:
         if not self.min_n <= n <= self.max_n:
             raise UserError(f"{self.name}: n={n} is outside what the kernel supports ({self.min_n}..{self.max_n})")

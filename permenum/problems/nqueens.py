@@ -1,8 +1,30 @@
-"""N-Queens: rows filled top to bottom, one queen per row, bitmasks for columns and both diagonals.
+"""N-Queens: one queen per row, bitmasks for columns and both diagonals.
 
-Symmetry ("mirror"): only the left half of the first row is searched; a state in the left half
-stands for itself and its mirror image (weight 2), the middle column of an odd board for itself
-(weight 1). "none" searches every first-row column with weight 1.
+State masks (the pool's columns and the kernels' input) are absolute, so a queen may sit in any
+row, not only in a block at the top -- the border placements of the dihedral mode need that:
+
+* ``cols`` uint32, bit c: column c holds a queen;
+* ``d1`` uint64, bit c - r + n - 1: the "\\" diagonal through (r, c) holds a queen;
+* ``d2`` uint64, bit c + r: the "/" diagonal through (r, c) holds a queen;
+* ``rows`` uint32, bit r: row r still needs a queen.
+
+The search always fills the lowest open row next.
+
+Symmetry modes:
+
+* ``none``: every column of the first row, weight 1.
+* ``mirror``: the left half of the first row; a state stands for itself and its mirror image
+  (weight 2), the middle column of an odd board for itself (weight 1).
+* ``dihedral`` (Q27's approach): the queens on the border -- the one in row 0, in row n-1, in
+  column 0 and in column n-1, corners shared -- are placed first, one configuration per orbit of
+  the 8 symmetries of the square (the smallest (top column, bottom column, left row, right row)
+  tuple), weighted by its orbit size 8/|stabiliser|. Every solution has exactly one border
+  configuration and a symmetry g maps the completions of B one to one onto those of g(B), so the
+  weighted sum counts every solution once. The open rows are then rows 1..n-2 less the side queens'.
+
+``prefix``: the column of each placed row from the top (none, mirror); for dihedral the border
+tuple, then the columns placed in the open rows in row order. A state that is complete while
+others of its rung are expanded gets ``PAD``.
 """
 
 from __future__ import annotations
@@ -11,26 +33,93 @@ import numpy as np
 
 from permenum.problems.base import Problem, StateBatch
 
-MAX_N = 32  # the kernels keep every row in one 32-bit mask
+MAX_N = 32  # the kernels keep a row in one 32-bit mask and each diagonal family in 64 bits
+PAD = 255  # prefix value of a complete state carried through an expansion
+BORDER = 4  # prefix entries of the dihedral border tuple
+_U64 = np.uint64
 
 
 def _full(n: int) -> np.uint32:
     return np.uint32((1 << n) - 1)
 
 
+def lowest_bit_index(x: np.ndarray) -> np.ndarray:
+    """(rows,) int64: index of the lowest set bit of each uint32 (0 for 0)."""
+    low = (x & (~x + np.uint32(1))).astype(np.float64)
+    return np.where(x != 0, np.frexp(low)[1] - 1, 0).astype(np.int64)
+
+
+def free_squares(n: int, masks: dict[str, np.ndarray], row: np.ndarray) -> np.ndarray:
+    """(rows,) uint32: the squares of row ``row[i]`` that no queen of state i attacks."""
+    r = row.astype(_U64)
+    taken = masks["cols"].astype(_U64) | (masks["d1"] >> (_U64(n - 1) - r)) | (masks["d2"] >> r)
+    return (~taken & _U64(_full(n))).astype(np.uint32)
+
+
 def available(n: int, masks: dict[str, np.ndarray]) -> np.ndarray:
-    """(rows,) uint32: the free squares of the next row (bit c = column c); shared with poolgen.cost."""
-    return ~(masks["cols"] | masks["ld"] | masks["rd"]) & _full(n)
+    """(rows,) uint32: the free squares of each state's next open row (0 when complete); shared with poolgen.cost."""
+    rows = masks["rows"]
+    return np.where(rows != 0, free_squares(n, masks, lowest_bit_index(rows)), np.uint32(0)).astype(np.uint32)
+
+
+def occupy(n: int, masks: dict[str, np.ndarray], row: np.ndarray, col: np.ndarray) -> dict[str, np.ndarray]:
+    """The masks after a queen on (row[i], col[i]) of state i (the square must be free)."""
+    r, c = row.astype(_U64), col.astype(_U64)
+    return {
+        "cols": (masks["cols"] | (np.uint32(1) << col.astype(np.uint32))).astype(np.uint32),
+        "d1": masks["d1"] | (_U64(1) << (c + _U64(n - 1) - r)),
+        "d2": masks["d2"] | (_U64(1) << (c + r)),
+        "rows": (masks["rows"] & ~(np.uint32(1) << row.astype(np.uint32))).astype(np.uint32),
+    }
 
 
 def place(n: int, masks: dict[str, np.ndarray], col: np.ndarray) -> dict[str, np.ndarray]:
-    """The masks of the next row after a queen in column ``col[i]`` on row i of ``masks``."""
-    bit = (np.uint32(1) << col.astype(np.uint32)).astype(np.uint32)
-    return {
-        "cols": (masks["cols"] | bit).astype(np.uint32),
-        "ld": (((masks["ld"] | bit) << np.uint32(1)) & _full(n)).astype(np.uint32),
-        "rd": ((masks["rd"] | bit) >> np.uint32(1)).astype(np.uint32),
-    }
+    """The masks after a queen in column ``col[i]`` of state i's next open row."""
+    return occupy(n, masks, lowest_bit_index(masks["rows"]), col)
+
+
+def _empty(n: int, count: int) -> dict[str, np.ndarray]:
+    return {"cols": np.zeros(count, np.uint32), "d1": np.zeros(count, _U64), "d2": np.zeros(count, _U64),
+            "rows": np.full(count, _full(n), np.uint32)}
+
+
+# The 8 symmetries of the n x n board as maps (row, col) -> (row, col).
+_SYMMETRIES = (
+    lambda n, r, c: (r, c), lambda n, r, c: (c, n - 1 - r), lambda n, r, c: (n - 1 - r, n - 1 - c),
+    lambda n, r, c: (n - 1 - c, r), lambda n, r, c: (r, n - 1 - c), lambda n, r, c: (n - 1 - r, c),
+    lambda n, r, c: (c, r), lambda n, r, c: (n - 1 - c, n - 1 - r),
+)
+
+
+def _border_key(n: int, qr: list[np.ndarray], qc: list[np.ndarray]) -> np.ndarray:
+    """Encode the border tuple (top column, bottom column, left row, right row) of queens (qr, qc)."""
+
+    def on(line: list[np.ndarray], at: int, value: list[np.ndarray]) -> np.ndarray:
+        return np.max([np.where(a == at, v, -1) for a, v in zip(line, value)], axis=0)
+
+    return ((on(qr, 0, qc) * n + on(qr, n - 1, qc)) * n + on(qc, 0, qr)) * n + on(qc, n - 1, qr)
+
+
+def border_configurations(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Canonical border tuples (k, 4) and their orbit sizes (k,): every way to place the queens of
+    rows 0, n-1 and columns 0, n-1 without attacks, one per orbit of the board's symmetries."""
+    t, b, lft, rgt = (a.ravel() for a in np.meshgrid(*[np.arange(n, dtype=np.int64)] * 4, indexing="ij"))
+    last = n - 1
+    qr = [np.zeros_like(t), np.full_like(t, last), lft, rgt]
+    qc = [t, b, np.zeros_like(t), np.full_like(t, last)]
+    # a corner queen serves both of its lines: the two tuple entries must agree
+    ok = ((t == 0) == (lft == 0)) & ((t == last) == (rgt == 0)) & ((b == 0) == (lft == last)) & ((b == last) == (rgt == last))
+    for i in range(4):
+        for j in range(i + 1, 4):
+            same = (qr[i] == qr[j]) & (qc[i] == qc[j])
+            attack = (qr[i] == qr[j]) | (qc[i] == qc[j]) | (qr[i] - qc[i] == qr[j] - qc[j]) | (qr[i] + qc[i] == qr[j] + qc[j])
+            ok &= same | ~attack
+    qr, qc = [a[ok] for a in qr], [a[ok] for a in qc]
+    keys = np.stack([_border_key(n, *map(list, zip(*[g(n, r, c) for r, c in zip(qr, qc)]))) for g in _SYMMETRIES])
+    canonical = keys[0] == keys.min(axis=0)
+    orbit = np.array([len(set(col)) for col in keys[:, canonical].T], np.uint8)
+    tuples = np.stack([qc[0], qc[1], qr[2], qr[3]], axis=1)[canonical]
+    return tuples, orbit
 
 
 class NQueens(Problem):
@@ -39,43 +128,52 @@ class NQueens(Problem):
     max_n = MAX_N
     total_series = "nqueens_total"
     classes_series = "nqueens_unique"
-    mask_names = ("cols", "ld", "rd")
+    mask_names = ("cols", "d1", "d2", "rows")
+    symmetry_modes = ("dihedral", "mirror", "none")
+    default_symmetry = "dihedral"
+
+    def levels_left(self, n: int, depth: int, symmetry: str) -> int:
+        # dihedral: the prefix holds 4 border entries for at least 2 rows (top, bottom)
+        return max(n - depth + (BORDER - 2 if symmetry == "dihedral" else 0), 0)
+
+    def complete(self, n: int, batch: StateBatch) -> bool:
+        return not np.any(batch.masks["rows"])
 
     def _alive(self, n: int, batch: StateBatch) -> StateBatch:
-        """Keep states that are complete or whose next row still has a free square."""
-        if batch.depth >= n:
-            return batch
-        return batch.take(np.nonzero(available(n, batch.masks))[0])
-
-    def _place(self, n: int, batch: StateBatch, parent: np.ndarray, col: np.ndarray) -> StateBatch:
-        masks = place(n, {k: v[parent] for k, v in batch.masks.items()}, col)
-        prefix = np.concatenate([batch.prefix[parent], col.astype(np.uint8)[:, None]], axis=1)
-        return self._alive(n, StateBatch(prefix, batch.weight[parent], masks))
+        """Keep states that are complete or whose next open row still has a free square."""
+        keep = (batch.masks["rows"] == 0) | (available(n, batch.masks) != 0)
+        return batch if keep.all() else batch.take(np.nonzero(keep)[0])
 
     def root(self, n: int, symmetry: str) -> StateBatch:
         self.check_n(n)
         self.check_symmetry(symmetry)
-        empty = StateBatch(
-            np.zeros((1, 0), np.uint8),
-            np.ones(1, np.uint8),
-            {k: np.zeros(1, np.uint32) for k in self.mask_names},
-        )
-        if symmetry == "none":
-            cols = np.arange(n)
-            weight = np.ones(n, np.uint8)
-        else:
-            cols = np.arange((n + 1) // 2)
-            weight = np.where(cols * 2 + 1 == n, 1, 2).astype(np.uint8)
-        batch = self._place(n, empty, np.zeros(len(cols), np.int64), cols)
-        # _place keeps the parent's weight; set the mirror weights of the first row here.
-        keep = np.isin(cols, batch.prefix[:, 0]) if len(batch) else np.zeros(0, bool)
-        batch.weight = weight[keep]
-        return batch
+        if symmetry == "dihedral":
+            tuples, orbit = border_configurations(n)
+            k = len(tuples)
+            masks = _empty(n, k)
+            last = np.full(k, n - 1)
+            for row, col in ((np.zeros(k, np.int64), tuples[:, 0]), (last, tuples[:, 1]),
+                             (tuples[:, 2], np.zeros(k, np.int64)), (tuples[:, 3], last)):
+                masks = occupy(n, masks, row, col)  # a shared corner is simply occupied twice
+            return self._alive(n, StateBatch(tuples.astype(np.uint8), orbit, masks))
+        cols = np.arange(n) if symmetry == "none" else np.arange((n + 1) // 2)
+        weight = np.where((symmetry == "none") | (cols * 2 + 1 == n), 1, 2).astype(np.uint8)
+        masks = place(n, _empty(n, len(cols)), cols)
+        return self._alive(n, StateBatch(cols.astype(np.uint8)[:, None], weight, masks))
 
     def expand(self, n: int, batch: StateBatch, symmetry: str) -> StateBatch:
-        if batch.depth >= n:
+        if self.complete(n, batch):
             return batch
         avail = available(n, batch.masks)
         has = (avail[:, None] >> np.arange(n, dtype=np.uint32)[None, :]) & np.uint32(1)
+        done = batch.masks["rows"] == 0
+        has = np.concatenate([has, done[:, None].astype(np.uint32)], axis=1)  # the last column: carried over
         parent, col = np.nonzero(has)  # row-major: (parent, column) order
-        return self._place(n, batch, parent, col)
+        grow = col < n
+        masks = {k: v[parent] for k, v in batch.masks.items()}
+        placed = place(n, {k: v[grow] for k, v in masks.items()}, col[grow])
+        for k in masks:
+            masks[k][grow] = placed[k]
+        value = np.where(grow, col, PAD).astype(np.uint8)
+        prefix = np.concatenate([batch.prefix[parent], value[:, None]], axis=1)
+        return self._alive(n, StateBatch(prefix, batch.weight[parent], masks))

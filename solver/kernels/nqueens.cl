@@ -1,6 +1,8 @@
 // N-Queens completion kernels: every work-item takes states from a global atomic counter and
-// counts all completions of each with 64-bit sums. Rows are filled top to bottom with 32-bit
-// masks: cols (occupied columns), ld/rd (diagonals shifted to the next row).
+// counts all completions of each with 64-bit sums. The kernels dfs, dsl and lds fill the rows
+// below a block of placed rows with 32-bit masks: cols (occupied columns), ld/rd (diagonals
+// shifted to the next row). lds64 takes the absolute masks of permenum/problems/nqueens.py
+// (any set of open rows: the dihedral mode's border queens sit in the last row and in between).
 //
 // Build options: -DSTACK=<rows left> sizes the private stacks; -DCOUNT_NODES also writes the
 // number of search nodes per state (a separate build: it costs time in the hot loop).
@@ -182,6 +184,112 @@ void nqueens_lds(const uint n, const uint depth, const uint nstates,
                 c ^= bit;
                 l = s_l[d * WG + lane];
                 r = s_r[d * WG + lane];
+            }
+        }
+        counts[i] = cnt;
+#ifdef COUNT_NODES
+        nodes[i] = nd;
+#endif
+    }
+}
+
+// Absolute masks: d1 bit c - r + n - 1 and d2 bit c + r are the diagonals through (r, c), 64 bits
+// each, so the queens placed below the open rows (the border of the dihedral mode) block their
+// diagonals from the start. Square (r, c) is free iff bit c of cols | d1 >> (n-1-r) | d2 >> r is 0.
+// A placement is undone exactly by XOR: the stack in __local ([depth][lane]) holds 2 words per
+// level (candidates left, bit placed); the row is recomputed from the open-row mask.
+// With LAST_TWO, a candidate of the next-to-last open row is counted in place (popcount of the
+// last row's free squares after it), one candidate per loop pass: no push, no pop, no extra pass.
+#ifndef LAST_TWO
+#define LAST_TWO 1
+#endif
+inline uint nq_free(const uint n, const uint full, const uint c, const ulong d1, const ulong d2, const int row)
+{
+    return ~(c | (uint)(d1 >> (n - 1u - (uint)row)) | (uint)(d2 >> (uint)row)) & full;
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void nqueens_lds64(const uint n, const uint nstates,
+                   __global const uint *cols_in, __global const ulong *d1_in,
+                   __global const ulong *d2_in, __global const uint *rows_in,
+                   __global ulong *counts, __global ulong *nodes, volatile __global uint *next)
+{
+    __local uint s_a[STACK * WG];
+    __local uint s_b[STACK * WG];
+    const uint lane = get_local_id(0);
+    const uint full = nq_full(n);
+    for (;;) {
+        const uint i = atomic_inc(next);
+        if (i >= nstates) break;
+        const uint open = rows_in[i];
+        uint c = cols_in[i];
+        ulong d1 = d1_in[i], d2 = d2_in[i];
+        ulong cnt = 0, nd = 1;
+        if (open == 0) {
+            cnt = 1;
+        } else {
+            const int last = (int)popcount(open) - 1;  // stack level of the last open row
+            const int row_last = 31 - (int)clz(open);
+            int row = 31 - (int)clz(open & (~open + 1u));
+            int d = 0;
+            uint a = nq_free(n, full, c, d1, d2, row);
+            if (last == 0) {
+                cnt = popcount(a);
+                nd += cnt;
+                a = 0;
+            }
+            for (;;) {
+#if LAST_TWO
+                if (a) {
+                    const uint bit = a & (~a + 1u);
+                    a ^= bit;
+                    ++nd;
+                    if (d == last - 1) {
+                        const uint p = popcount(nq_free(n, full, c | bit, d1 | ((ulong)bit << (n - 1u - (uint)row)),
+                                                        d2 | ((ulong)bit << (uint)row), row_last));
+                        cnt += p;
+                        nd += p;
+                        continue;
+                    }
+                    s_a[d * WG + lane] = a;
+                    s_b[d * WG + lane] = bit;
+                    c |= bit;
+                    d1 |= (ulong)bit << (n - 1u - (uint)row);
+                    d2 |= (ulong)bit << (uint)row;
+                    const uint below = open & (0xfffffffeu << (uint)row);  // open rows after this one
+                    row = 31 - (int)clz(below & (~below + 1u));
+                    ++d;
+                    a = nq_free(n, full, c, d1, d2, row);
+                    continue;
+                }
+#else
+                if (d == last) {
+                    const uint p = popcount(a);
+                    cnt += p;
+                    nd += p;
+                } else if (a) {
+                    const uint bit = a & (~a + 1u);
+                    s_a[d * WG + lane] = a ^ bit;
+                    s_b[d * WG + lane] = bit;
+                    c |= bit;
+                    d1 |= (ulong)bit << (n - 1u - (uint)row);
+                    d2 |= (ulong)bit << (uint)row;
+                    const uint below = open & (0xfffffffeu << (uint)row);  // open rows after this one
+                    row = 31 - (int)clz(below & (~below + 1u));
+                    ++d;
+                    a = nq_free(n, full, c, d1, d2, row);
+                    ++nd;
+                    continue;
+                }
+#endif
+                if (d == 0) break;
+                --d;
+                row = 31 - (int)clz(open & ((1u << (uint)row) - 1u));  // the open row above
+                const uint bit = s_b[d * WG + lane];
+                a = s_a[d * WG + lane];
+                c ^= bit;
+                d1 ^= (ulong)bit << (n - 1u - (uint)row);
+                d2 ^= (ulong)bit << (uint)row;
             }
         }
         counts[i] = cnt;

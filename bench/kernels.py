@@ -1,0 +1,69 @@
+"""Kernel variants side by side: one launch over an in-memory pool each, counts checked, a table.
+
+    python bench/kernels.py --nqueens 14 15 --variants lds64:dihedral lds64:mirror lds:mirror --wg 64 128
+
+No files, no cost estimates, no chunks: this isolates the kernel (bench/bench.py times the whole
+flow). A variant is KERNEL:SYMMETRY. ``--nodes-upto N`` adds a node-counting launch (a separate
+build) for sizes <= N; nodes/s divides its count by the timed launch's seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from permenum.known import known
+from permenum.poolgen.generate import climb
+from permenum.problems import get_problem
+from permenum.solver.devices import select_devices
+from permenum.solver.nqueens import NQueensKernel
+from permenum.solver.opencl import device_context
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--nqueens", type=int, nargs="+", default=[14])
+    ap.add_argument("--variants", nargs="+", default=["lds64:dihedral", "lds64:mirror", "lds:mirror"])
+    ap.add_argument("--wg", type=int, nargs="+", default=[64])
+    ap.add_argument("--target-states", type=int, default=1 << 16)
+    ap.add_argument("--nodes-upto", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=1, help="timed launches per row (the fastest is shown)")
+    args = ap.parse_args()
+    dev = device_context(select_devices(args.device)[0])
+    problem = get_problem("nqueens")
+    console = Console(width=160)
+    table = Table(title=f"N-Queens kernels on {dev.ref.label}")
+    for col in ("N", "kernel", "symmetry", "WG", "states", "pool s", "kernel s", "solutions/s", "nodes", "nodes/s", "exact"):
+        table.add_column(col, justify="right")
+    for n in args.nqueens:
+        pools = {}
+        for variant in args.variants:
+            kernel, symmetry = variant.split(":")
+            if symmetry not in pools:
+                t0 = time.perf_counter()
+                pools[symmetry] = (climb(problem, n, args.target_states, 4.0, symmetry), time.perf_counter() - t0)
+            ladder, pool_s = pools[symmetry]
+            for wg in args.wg:
+                solver = NQueensKernel(dev, n, ladder.depth, symmetry, kernel, wg=wg)
+                runs = [solver(ladder.states) for _ in range(args.repeat)]
+                seconds = min(r.kernel_seconds for r in runs)
+                total = int(problem.tally(ladder.states, runs[0].counts, None, symmetry).weighted)
+                nodes = None
+                if n <= args.nodes_upto:
+                    out = NQueensKernel(dev, n, ladder.depth, symmetry, kernel, count_nodes=True, wg=wg)(ladder.states)
+                    nodes = int(np.sum(out.nodes, dtype=np.uint64))
+                row = (str(n), kernel, symmetry, str(wg), f"{len(ladder.states):,}", f"{pool_s:.2f}", f"{seconds:.3f}",
+                       f"{total / seconds:.3e}", f"{nodes:.3e}" if nodes else "-",
+                       f"{nodes / seconds:.3e}" if nodes else "-", str(total == known("nqueens_total", n)))
+                table.add_row(*row)
+                console.print(" | ".join(row), highlight=False)  # progress, in case the call is cut short
+    console.print(table)
+
+
+if __name__ == "__main__":
+    main()
