@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import shutil
 import signal
 import sys
@@ -10,6 +12,9 @@ import threading
 from pathlib import Path
 
 import click
+
+if TYPE_CHECKING:
+    from permenum.solver.devices import DeviceRef
 from rich.console import Console
 
 from permenum.errors import UserError
@@ -233,6 +238,14 @@ def arrays(run: str, expand: bool, out_file: str | None) -> None:
     err.print(f"{len(found)} Costas arrays{' (all members of each class)' if expand else ''}, each verified")
 
 
+def _device_target(refs: "list[DeviceRef]", default: int) -> int:
+    """Pool target of `enumerate` without -S: 8 states per lane of the devices it will use, so a GPU
+    (270k lanes on an H200) gets millions of states and its launches no long tail; a CPU the default."""
+    from permenum.solver.opencl import device_lanes
+
+    return max(default, 8 * sum(device_lanes(r) for r in refs))
+
+
 @cli.command()
 @click.argument("problem")
 @click.argument("n", type=int)
@@ -256,7 +269,9 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
     try:
         from permenum.solver.devices import select_devices
 
-        select_devices(device)
+        refs = select_devices(device)
+        if click.get_current_context().get_parameter_source("target_states") == click.core.ParameterSource.DEFAULT:
+            target_states = _device_target(refs, target_states)
         write_pool(_layout(run), PoolSettings(problem, n, partitions, target_states, seed=seed, symmetry=symmetry,
                                               balance=balance))
         rc = _run_local(run, workers, device, kernel)

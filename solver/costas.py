@@ -14,7 +14,9 @@ from permenum.problems import StateBatch
 from permenum.solver.opencl import BatchCounts, DeviceContext, download, timed_launch, upload, zeros
 
 
-VARIANTS = ("dfs", "lds")  # per-column arrays private / in __local memory ([column][lane])
+#: variant -> (per-column arrays in __local memory ([column][lane]), one fused loop per push)
+_BUILDS = {"dfs": (False, True), "lds": (True, True), "lds-unfused": (True, False)}
+VARIANTS = tuple(_BUILDS)
 
 
 def default_variant(dev: DeviceContext) -> str:
@@ -28,9 +30,10 @@ class CostasKernel:
         if variant not in VARIANTS:
             raise UserError(f"unknown costas kernel {variant!r} (choose from {', '.join(VARIANTS)})")
         self.dev, self.n, self.count_nodes, self.capacity = dev, n, count_nodes, max(capacity, 1)
-        self.local = 64 if dev.ref.is_gpu or variant == "lds" else None
+        local_stacks, fused = _BUILDS[variant]
+        self.local = 64 if dev.ref.is_gpu or local_stacks else None
         options = [f"-DNMAX={max(n, 1)}", f"-DCANONICAL={int(symmetry == 'canonical')}",
-                   f"-DLOCAL_STACKS={int(variant == 'lds')}", f"-DWG={self.local or 64}"]
+                   f"-DLOCAL_STACKS={int(local_stacks)}", f"-DFUSED={int(fused)}", f"-DWG={self.local or 64}"]
         options += ["-DCOUNT_NODES"] if count_nodes else []
         self.kernel = cl.Kernel(dev.program("costas.cl", tuple(options)), "costas_dfs")
         self.reruns = 0  # how often a batch overflowed the output buffer (tests check this path)

@@ -6,7 +6,8 @@
 // Build options: -DNMAX=<n>, -DCANONICAL=1 to search only arrays whose p[0] is the smallest of
 // their 8 edge offsets (the host weights them), -DCOUNT_NODES for the node-counting build,
 // -DLOCAL_STACKS=1 -DWG=<work-group size> to keep the per-column arrays in __local memory laid
-// out [column][lane] (GPUs: dynamically indexed private arrays spill to slow local memory).
+// out [column][lane] (GPUs: dynamically indexed private arrays spill to slow local memory),
+// -DFUSED=0 for the separate record and filter loops of a push (bench/NOTES.md).
 // Every array found is written to `found` (n bytes each) while capacity lasts; `nfound` counts
 // all of them, so the host can see an overflow and re-run with room for every array.
 
@@ -19,6 +20,9 @@
 
 #ifndef LOCAL_STACKS
 #define LOCAL_STACKS 0
+#endif
+#ifndef FUSED
+#define FUSED 1
 #endif
 #if LOCAL_STACKS
 #define P(k) s_p[(k) * WG + lane]
@@ -118,9 +122,28 @@ void costas_dfs(const uint n, const uint depth, const uint nstates,
                 }
                 P(k) = v;
                 rows |= bit;
+#if FUSED
+                // record column k's differences and filter column k+1's rows in one pass over d:
+                // each USED(d) and P(k-d) is read once (USED(k+1) is still empty: no term)
+                {
+                    uint c_ = ~rows & full;
+                    uint pk = v;  // P(k + 1 - d)
+                    for (int d = 1; d <= k; ++d) {
+                        const uint q = P(k - d);
+                        const ulong u = USED(d) | (1ul << (v - q + sh));
+                        USED(d) = u;
+                        c_ &= ~(uint)(u >> (sh - pk));
+                        pk = q;
+                    }
+                    ++k;
+                    CANONICAL_MASK(k, c_)
+                    CAND(k) = c_;
+                }
+#else
                 for (int d = 1; d <= k; ++d) USED(d) |= 1ul << (v - P(k - d) + sh);
                 ++k;
                 CANDIDATES(k);
+#endif
             }
         }
         counts[i] = cnt;
