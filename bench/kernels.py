@@ -13,6 +13,7 @@ import argparse
 import time
 
 import numpy as np
+import pyopencl as cl
 from rich.console import Console
 from rich.table import Table
 
@@ -21,7 +22,20 @@ from permenum.poolgen.generate import climb
 from permenum.problems import get_problem
 from permenum.solver.devices import select_devices
 from permenum.solver.nqueens import NQueensKernel
-from permenum.solver.opencl import device_context
+from permenum.solver.opencl import DeviceContext, device_context
+
+
+def _print_build(console: Console, dev: DeviceContext, kernel: cl.Kernel) -> None:
+    info = cl.kernel_work_group_info
+    program = kernel.get_info(cl.kernel_info.PROGRAM)
+    log = program.get_build_info(dev.ref.device, cl.program_build_info.LOG).strip()
+    private = kernel.get_work_group_info(info.PRIVATE_MEM_SIZE, dev.ref.device)
+    local = kernel.get_work_group_info(info.LOCAL_MEM_SIZE, dev.ref.device)
+    name = kernel.get_info(cl.kernel_info.FUNCTION_NAME)
+    console.print(f"build of {name}: private {private} B, local {local} B per work-group", highlight=False)
+    for line in log.splitlines():
+        if name in line or "registers" in line or "spill" in line:
+            console.print(f"  {line}", highlight=False, markup=False)
 
 
 def main() -> None:
@@ -33,6 +47,9 @@ def main() -> None:
     ap.add_argument("--target-states", type=int, default=1 << 16)
     ap.add_argument("--nodes-upto", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=1, help="timed launches per row (the fastest is shown)")
+    ap.add_argument("--options", nargs="*", default=[], help="extra build options, e.g. -cl-nv-maxrregcount=32")
+    ap.add_argument("--build-log", action="store_true", help="print each build's log (NVIDIA: with -cl-nv-verbose, "
+                    "registers and spills) and the kernel's private/local memory")
     args = ap.parse_args()
     dev = device_context(select_devices(args.device)[0])
     problem = get_problem("nqueens")
@@ -49,7 +66,10 @@ def main() -> None:
                 pools[symmetry] = (climb(problem, n, args.target_states, 4.0, symmetry), time.perf_counter() - t0)
             ladder, pool_s = pools[symmetry]
             for wg in args.wg:
-                solver = NQueensKernel(dev, n, ladder.depth, symmetry, kernel, wg=wg)
+                options = tuple(args.options) + (("-cl-nv-verbose",) if args.build_log and "NVIDIA" in dev.ref.label else ())
+                solver = NQueensKernel(dev, n, ladder.depth, symmetry, kernel, wg=wg, build_options=options)
+                if args.build_log:
+                    _print_build(console, dev, solver.kernel)
                 runs = [solver(ladder.states) for _ in range(args.repeat)]
                 seconds = min(r.kernel_seconds for r in runs)
                 total = int(problem.tally(ladder.states, runs[0].counts, None, symmetry).weighted)

@@ -18,15 +18,18 @@ from permenum.solver.opencl import BatchCounts, DeviceContext, download, timed_l
 #: variant -> (kernel function, build options); lds64-plain is lds64 without the in-place last two rows
 VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "lds64": ("nqueens_lds64", ("-DLAST_TWO=1",)), "lds64-plain": ("nqueens_lds64", ("-DLAST_TWO=0",)),
-    "lds": ("nqueens_lds", ()), "dsl": ("nqueens_dsl", ()), "dfs": ("nqueens_dfs", ()),
+    "lds": ("nqueens_lds", ()), "lds-l2": ("nqueens_lds", ("-DLAST_TWO=1",)), "lds2": ("nqueens_lds", ("-DPACKED=1",)), "dsl": ("nqueens_dsl", ()),
+    "dfs": ("nqueens_dfs", ()),
 }
-ABSOLUTE = ("lds64", "lds64-plain")  # variants that read the absolute masks (every symmetry mode)
-DEFAULT_VARIANT = "lds64"  # the only one for the dihedral mode: README "Kernels", bench/NOTES.md
+ABSOLUTE = ("lds64", "lds64-plain")  # variants that read the absolute masks
+SHIFTED_ANY_MODE = ("lds", "lds-l2", "lds2")  # read shifted masks plus the border events
+ANY_MODE = (*SHIFTED_ANY_MODE, *ABSOLUTE)  # variants that serve every symmetry mode
+DEFAULT_VARIANT = "lds"  # fastest on the H200 and on PoCL: README "Kernels", bench/NOTES.md
 TOP_DOWN = ("mirror", "none")  # symmetry modes whose open rows are one block at the bottom
 
 
 def shifted_masks(n: int, batch: StateBatch) -> list[np.ndarray]:
-    """cols, ld, rd of the next open row (bit c: column c is attacked) for the top-down kernels."""
+    """cols, ld, rd of each state's next open row (bit c: column c is attacked): the top-down kernels' input."""
     masks, full = batch.masks, np.uint64((1 << n) - 1)
     row = lowest_bit_index(masks["rows"]).astype(np.uint64)
     ld = (masks["d1"] >> (np.uint64(n - 1) - row)) & full
@@ -34,18 +37,46 @@ def shifted_masks(n: int, batch: StateBatch) -> list[np.ndarray]:
     return [masks["cols"].astype(np.uint32), ld.astype(np.uint32), rd.astype(np.uint32)]
 
 
+def border_events(n: int, batch: StateBatch, symmetry: str) -> list[np.ndarray]:
+    """span, fl, fr, e1, e2 of the lds kernel (nqueens.cl says what they mean), one uint32 per state."""
+    masks = batch.masks
+    open_rows = masks["rows"]
+    row0 = lowest_bit_index(open_rows)
+    last = n - 2 if symmetry == "dihedral" else n - 1  # the dihedral mode's bottom row is placed
+    span = np.where(open_rows != 0, row0 | (last << 8), 0xFFFF).astype(np.uint32)
+    r = np.arange(n, dtype=np.int64)
+    later = (r[None, :] > row0[:, None]) & (r[None, :] <= last)  # rows after row0 that are levels
+    weights = (np.uint64(1) << r.astype(np.uint64))[None, :]
+
+    def rows_where(flag: np.ndarray) -> np.ndarray:
+        return (np.where(flag & later, weights, np.uint64(0)).sum(axis=1)).astype(np.uint32)
+
+    e1 = rows_where(((masks["d1"][:, None] >> (np.uint64(n - 1) - r.astype(np.uint64))[None, :]) & np.uint64(1)) == 1)
+    e2 = rows_where(((masks["d2"][:, None] >> (np.uint64(n - 1) + r.astype(np.uint64))[None, :]) & np.uint64(1)) == 1)
+    if symmetry == "dihedral":  # the side queens' rows: prefix entries 2 and 3 (problems/nqueens.py)
+        filled = ((open_rows[:, None] >> r.astype(np.uint32)[None, :]) & 1) == 0
+        fl = rows_where(filled & (r[None, :] == batch.prefix[:, 2:3].astype(np.int64)))
+        fr = rows_where(filled & (r[None, :] == batch.prefix[:, 3:4].astype(np.int64)))
+    else:
+        fl = fr = np.zeros(len(batch), np.uint32)
+    return [span, fl, fr, e1, e2]
+
+
 class NQueensKernel:
     def __init__(self, dev: DeviceContext, n: int, depth: int, symmetry: str, variant: str = DEFAULT_VARIANT,
-                 count_nodes: bool = False, wg: int = 64):
+                 count_nodes: bool = False, wg: int = 64, build_options: tuple[str, ...] = ()):
         if variant not in VARIANTS:
             raise UserError(f"unknown nqueens kernel {variant!r} (choose from {', '.join(VARIANTS)})")
-        if variant not in ABSOLUTE and symmetry not in TOP_DOWN:
-            raise UserError(f"nqueens kernel {variant!r} needs symmetry {' or '.join(TOP_DOWN)}; use lds64 for {symmetry}")
+        if variant == "lds2" and n > 30:
+            raise UserError("nqueens kernel 'lds2' keeps two flags in a 32-bit word: n <= 30 (use lds)")
+        if variant not in ANY_MODE and symmetry not in TOP_DOWN:
+            raise UserError(f"nqueens kernel {variant!r} needs symmetry {' or '.join(TOP_DOWN)}; use lds for {symmetry}")
         self.dev, self.n, self.depth, self.count_nodes, self.variant = dev, n, depth, count_nodes, variant
+        self.symmetry = symmetry
         self.local = wg if dev.ref.is_gpu or variant.startswith("lds") else None
         stack = max(NQueens().levels_left(n, depth, symmetry), 1)
         function, extra = VARIANTS[variant]
-        options = [f"-DSTACK={stack}", f"-DWG={self.local or wg}", *extra] + (["-DCOUNT_NODES"] if count_nodes else [])
+        options = [f"-DSTACK={stack}", f"-DWG={self.local or wg}", f"-DBORDER={int(symmetry == 'dihedral')}", *extra, *build_options] + (["-DCOUNT_NODES"] if count_nodes else [])
         self.kernel = cl.Kernel(dev.program("nqueens.cl", tuple(options)), function)
 
     def __call__(self, batch: StateBatch) -> BatchCounts:
@@ -57,6 +88,9 @@ class NQueensKernel:
             ins = [upload(dev, batch.masks[k].astype(t)) for k, t in
                    (("cols", np.uint32), ("d1", np.uint64), ("d2", np.uint64), ("rows", np.uint32))]
             head: list[object] = [np.uint32(self.n), np.uint32(nstates)]
+        elif self.variant in SHIFTED_ANY_MODE:
+            ins = [upload(dev, m) for m in shifted_masks(self.n, batch) + border_events(self.n, batch, self.symmetry)]
+            head = [np.uint32(self.n), np.uint32(nstates)]
         else:
             ins = [upload(dev, m) for m in shifted_masks(self.n, batch)]
             head = [np.uint32(self.n), np.uint32(self.depth), np.uint32(nstates)]

@@ -15,8 +15,8 @@ from permenum.poolgen.write import PoolSettings, write_pool
 from tests.conftest import published
 
 
-KERNEL_MODES = [("lds64", "dihedral"), ("lds64", "mirror"), ("lds64", "none"), ("lds", "mirror"), ("dsl", "mirror"),
-                ("dfs", "none")]
+KERNEL_MODES = [("lds", "dihedral"), ("lds", "mirror"), ("lds-l2", "dihedral"), ("lds2", "dihedral"), ("lds64", "dihedral"), ("lds64", "none"),
+                ("dsl", "mirror"), ("dfs", "none")]
 
 
 @pytest.mark.parametrize("kernel, symmetry", KERNEL_MODES)

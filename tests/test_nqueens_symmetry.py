@@ -55,5 +55,6 @@ def test_top_down_kernels_refuse_the_dihedral_mode() -> None:
     from permenum.errors import UserError
 
     dev = device_context(select_devices(None)[0])
-    with pytest.raises(UserError, match="needs symmetry"):
-        make_solver("nqueens", dev, 10, 5, "lds", "dihedral")
+    for kernel in ("dfs", "dsl"):
+        with pytest.raises(UserError, match="needs symmetry"):
+            make_solver("nqueens", dev, 10, 5, kernel, "dihedral")
