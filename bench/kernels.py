@@ -43,7 +43,7 @@ def main() -> None:
     ap.add_argument("--device", default=None)
     ap.add_argument("--nqueens", type=int, nargs="+", default=[14])
     ap.add_argument("--variants", nargs="+", default=["lds64:dihedral", "lds64:mirror", "lds:mirror"])
-    ap.add_argument("--wg", type=int, nargs="+", default=[64])
+    ap.add_argument("--wg", type=int, nargs="+", default=[0], help="work-group sizes (0: the solver's default)")
     ap.add_argument("--target-states", type=int, default=1 << 16)
     ap.add_argument("--nodes-upto", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=1, help="timed launches per row (the fastest is shown)")
@@ -67,7 +67,7 @@ def main() -> None:
             ladder, pool_s = pools[symmetry]
             for wg in args.wg:
                 options = tuple(args.options) + (("-cl-nv-verbose",) if args.build_log and "NVIDIA" in dev.ref.label else ())
-                solver = NQueensKernel(dev, n, ladder.depth, symmetry, kernel, wg=wg, build_options=options)
+                solver = NQueensKernel(dev, n, ladder.depth, symmetry, kernel, wg=wg or None, build_options=options)
                 if args.build_log:
                     _print_build(console, dev, solver.kernel)
                 runs = [solver(ladder.states) for _ in range(args.repeat)]
@@ -75,9 +75,9 @@ def main() -> None:
                 total = int(problem.tally(ladder.states, runs[0].counts, None, symmetry).weighted)
                 nodes = None
                 if n <= args.nodes_upto:
-                    out = NQueensKernel(dev, n, ladder.depth, symmetry, kernel, count_nodes=True, wg=wg)(ladder.states)
+                    out = NQueensKernel(dev, n, ladder.depth, symmetry, kernel, count_nodes=True, wg=wg or None)(ladder.states)
                     nodes = int(np.sum(out.nodes, dtype=np.uint64))
-                row = (str(n), kernel, symmetry, str(wg), f"{len(ladder.states):,}", f"{pool_s:.2f}", f"{seconds:.3f}",
+                row = (str(n), kernel, symmetry, str(solver.local or wg), f"{len(ladder.states):,}", f"{pool_s:.2f}", f"{seconds:.3f}",
                        f"{total / seconds:.3e}", f"{nodes:.3e}" if nodes else "-",
                        f"{nodes / seconds:.3e}" if nodes else "-", str(total == known("nqueens_total", n)))
                 table.add_row(*row)

@@ -25,6 +25,7 @@ ABSOLUTE = ("lds64", "lds64-plain")  # variants that read the absolute masks
 SHIFTED_ANY_MODE = ("lds", "lds-l2", "lds2")  # read shifted masks plus the border events
 ANY_MODE = (*SHIFTED_ANY_MODE, *ABSOLUTE)  # variants that serve every symmetry mode
 DEFAULT_VARIANT = "lds"  # fastest on the H200 and on PoCL: README "Kernels", bench/NOTES.md
+GPU_WORK_GROUP = 128  # H200, lds dihedral N=20: 7.17 s vs 7.68 s at 64, 7.14 s at 256 (bench/NOTES.md)
 TOP_DOWN = ("mirror", "none")  # symmetry modes whose open rows are one block at the bottom
 
 
@@ -64,7 +65,7 @@ def border_events(n: int, batch: StateBatch, symmetry: str) -> list[np.ndarray]:
 
 class NQueensKernel:
     def __init__(self, dev: DeviceContext, n: int, depth: int, symmetry: str, variant: str = DEFAULT_VARIANT,
-                 count_nodes: bool = False, wg: int = 64, build_options: tuple[str, ...] = ()):
+                 count_nodes: bool = False, wg: int | None = None, build_options: tuple[str, ...] = ()):
         if variant not in VARIANTS:
             raise UserError(f"unknown nqueens kernel {variant!r} (choose from {', '.join(VARIANTS)})")
         if variant == "lds2" and n > 30:
@@ -73,10 +74,12 @@ class NQueensKernel:
             raise UserError(f"nqueens kernel {variant!r} needs symmetry {' or '.join(TOP_DOWN)}; use lds for {symmetry}")
         self.dev, self.n, self.depth, self.count_nodes, self.variant = dev, n, depth, count_nodes, variant
         self.symmetry = symmetry
+        wg = wg or (GPU_WORK_GROUP if dev.ref.is_gpu else 64)
         self.local = wg if dev.ref.is_gpu or variant.startswith("lds") else None
         stack = max(NQueens().levels_left(n, depth, symmetry), 1)
         function, extra = VARIANTS[variant]
-        options = [f"-DSTACK={stack}", f"-DWG={self.local or wg}", f"-DBORDER={int(symmetry == 'dihedral')}", *extra, *build_options] + (["-DCOUNT_NODES"] if count_nodes else [])
+        options = [f"-DSTACK={stack}", f"-DWG={self.local or wg}", f"-DBORDER={int(symmetry == 'dihedral')}", *extra,
+                   *build_options] + (["-DCOUNT_NODES"] if count_nodes else [])
         self.kernel = cl.Kernel(dev.program("nqueens.cl", tuple(options)), function)
 
     def __call__(self, batch: StateBatch) -> BatchCounts:

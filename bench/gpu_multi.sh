@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Keep every device busy (the multi-device measurements of the closing notes), one call on a node
+# with two or more GPUs and no network:   bash bench/gpu_multi.sh OUTDIR
+# One N-Queens 21 partition run by `permenum task` on one GPU (CUDA_VISIBLE_DEVICES=0), on every
+# GPU (--device gpu), and on every GPU plus the CPU (--device all, PoCL from .whl-pocl/ if brought
+# along), each from scratch on the same pool; then `permenum enumerate nqueens 22 --device gpu`.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: gpu_multi.sh OUTDIR}
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1
+site=/tmp/permenum-site
+if ls .whl-pocl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --target "$site" .whl-pocl/*.whl > "$out/pocl.log" 2>&1
+fi
+bash bench/gpu_node.sh --device all --nqueens 8 > "$out/setup.log" 2>&1 || { cat "$out/setup.log"; exit 1; }
+export PYTHONPATH=$site
+pe() { (cd /tmp && python3 -m permenum.cli "$@"); }
+t=/tmp/permenum-runs; rm -rf $t; mkdir -p $t
+N=${NQ:-21}
+pe pool nqueens --n $N --out $t/q -S 2000000 > "$out/pool.log" 2>&1
+for spec in "one-gpu gpu 0" "all-gpus gpu" "gpus+cpu all"; do
+    set -- $spec
+    rm -rf $t/q/results $t/q/checkpoints
+    s=$(date +%s.%N)
+    if [ -n "${3:-}" ]; then CUDA_VISIBLE_DEVICES=$3 pe task $t/q -i 0 --device $2 > "$out/task-$1.log" 2>&1
+    else pe task $t/q -i 0 --device $2 > "$out/task-$1.log" 2>&1; fi
+    e=$(date +%s.%N)
+    python3 -c "import json;r=json.load(open('$t/q/results/part-00000.json'));print('N-Queens $N, $1 (--device $2): wall %.2f s, kernel %.2f s, %d chunks, states per device %s, total %s'%($e-$s, r['seconds']['kernel'], r['chunks'], r['device_states'], r['solutions']['weighted']))" >> "$out/multi.log" 2>&1
+done
+pe collect $t/q >> "$out/multi.log" 2>&1
+{ echo "== permenum enumerate nqueens 22 --device gpu"; time pe enumerate nqueens 22 --device gpu; } > "$out/enumerate22.log" 2>&1
+cat "$out/multi.log"; grep -hE "^(matches|whole|real|==|total|kernel)" "$out/enumerate22.log"
