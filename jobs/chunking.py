@@ -2,7 +2,9 @@
 
 A GPU kernel cannot be paused, so a task splits its partition into launches short enough that a
 signal (time limit, preemption) is answered within one chunk. The next chunk aims at half the
-bound at the rate measured so far (per-state cost varies), and grows at most 4x per step.
+bound at the rate measured so far (per-state cost varies), and grows at most 4x per step; it never
+goes below ``floor`` (a GPU's launches need several states per lane or their tail dominates, so
+with very heavy states a launch may outlast the bound: choose --signal-seconds above it).
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ DEFAULT_CHUNK_SECONDS = 30.0
 class ChunkSizer:
     bound_seconds: float = DEFAULT_CHUNK_SECONDS
     size: int = FIRST_CHUNK
+    floor: int = 1
 
     def next(self, remaining: int) -> int:
         if math.isinf(self.bound_seconds):
             return max(1, remaining)
-        return max(1, min(self.size, remaining))
+        return max(1, min(max(self.size, self.floor), remaining))
 
     def resume_at(self, states: int, seconds: float) -> None:
         """Start a resumed task at the rate its earlier attempts measured, not at FIRST_CHUNK again."""

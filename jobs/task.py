@@ -31,7 +31,7 @@ from permenum.poolgen.write import load_partition
 from permenum.problems import StateBatch, get_problem
 from permenum.problems.base import exact
 from permenum.solver.devices import select_devices
-from permenum.solver.opencl import device_context, first_chunk
+from permenum.solver.opencl import device_context, first_chunk, min_chunk
 from permenum.solver.registry import make_solver
 
 #: `permenum task` exits with this (EX_TEMPFAIL) when it stopped early after checkpointing.
@@ -107,7 +107,8 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
     depth = int(manifest.data["generator"]["locked_depth"])
     workers = [
         _DeviceWorker(ctx.ref.label, make_solver(problem.name, ctx, manifest.n, depth, kernel, manifest.symmetry,
-                                                 count_nodes), ChunkSizer(chunk_seconds, first_chunk(ctx.ref)))
+                                                 count_nodes),
+                      ChunkSizer(chunk_seconds, first_chunk(ctx.ref), min_chunk(ctx.ref)))
         for ctx in (device_context(ref) for ref in select_devices(device))
     ]
     ledger = _ledger_from(ckpt, len(batch), count_nodes, problem.counts_classes)
@@ -161,6 +162,8 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
         while True:
             with lock:
                 size = w.sizer.next(max(ledger.remaining_unclaimed(), 1))
+                if len(active) > 1:  # guided: no device claims more than its share of what is left
+                    size = min(size, -(-ledger.remaining_unclaimed() // len(active)))
                 claimed = None
                 if not should_stop(w) and not tail_is_for_faster_devices(k, size):
                     claimed = ledger.claim(size)

@@ -238,12 +238,14 @@ def arrays(run: str, expand: bool, out_file: str | None) -> None:
     err.print(f"{len(found)} Costas arrays{' (all members of each class)' if expand else ''}, each verified")
 
 
-def _device_target(refs: "list[DeviceRef]", default: int) -> int:
-    """Pool target of `enumerate` without -S: 8 states per lane of the devices it will use, so a GPU
-    (270k lanes on an H200) gets millions of states and its launches no long tail; a CPU the default."""
+def _device_target(problem: str, refs: "list[DeviceRef]", default: int) -> int:
+    """Pool target of `enumerate` without -S: the problem's states per lane times the devices' lanes
+    (N-Queens 8: a GPU launch needs several states per lane or its tail dominates; Costas 1: its
+    states are few but heavy, and its pool is costly to build), at least the pool command's default."""
+    from permenum.problems import get_problem
     from permenum.solver.opencl import device_lanes
 
-    return max(default, 8 * sum(device_lanes(r) for r in refs))
+    return max(default, get_problem(problem).states_per_lane * sum(device_lanes(r) for r in refs))
 
 
 @cli.command()
@@ -251,7 +253,7 @@ def _device_target(refs: "list[DeviceRef]", default: int) -> int:
 @click.argument("n", type=int)
 @click.option("--run-dir", type=click.Path(file_okay=False), default=None, help="Keep the run here (default: a temporary directory).")
 @click.option("--partitions", "-P", type=int, default=None,
-              help="Partitions (default: 4, fewer when the pool has fewer states).")
+              help="Partitions (default: one per worker on GPUs; else 4, fewer when the pool has fewer states).")
 @click.option("--workers", "-w", type=int, default=1, show_default=True)
 @click.option("--device", "-d", default=None)
 @click.option("--kernel", "-k", default=None)
@@ -271,7 +273,10 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
 
         refs = select_devices(device)
         if click.get_current_context().get_parameter_source("target_states") == click.core.ParameterSource.DEFAULT:
-            target_states = _device_target(refs, target_states)
+            target_states = _device_target(problem, refs, target_states)
+        if partitions is None and any(r.is_gpu for r in refs):
+            partitions = workers  # a GPU runs best on one large pool per worker: each partition is a launch tail
+
         write_pool(_layout(run), PoolSettings(problem, n, partitions, target_states, seed=seed, symmetry=symmetry,
                                               balance=balance))
         rc = _run_local(run, workers, device, kernel)

@@ -62,9 +62,20 @@ def device_lanes(ref: DeviceRef) -> int:
 
 
 def first_chunk(ref: DeviceRef) -> int:
-    """States in a task's first launch: a few per lane, so even the first chunk fills a GPU (4096
-    states on an H200's 270k lanes ran the first chunks at 1.5% occupancy and N-Queens 21 3x slower)."""
-    return max(4096, 4 * device_lanes(ref))
+    """States in a device's first launch of a task.
+
+    A GPU: 8 per lane. A launch ends on its slowest lane, so with few states per lane the tail
+    dominates (H200, N-Queens 21: four launches of 1.8 states per lane took 128 s, one of 7 per
+    lane 57 s); 4096 states on an H200's 270k lanes had run at 1.5% occupancy. A CPU: a probe of 2
+    states per compute unit (at least 64), so that beside GPUs it learns its rate in seconds and
+    does not hold the task's end with a first chunk it cannot finish in time (PHACT's failure case).
+    """
+    return 8 * device_lanes(ref) if ref.is_gpu else max(64, 2 * ref.device.max_compute_units)
+
+
+def min_chunk(ref: DeviceRef) -> int:
+    """The fewest states a launch takes once rates are known: a GPU keeps 8 per lane (its tail)."""
+    return first_chunk(ref) if ref.is_gpu else 1
 
 
 def launch_lanes(ref: DeviceRef, nstates: int, local: int | None) -> int:

@@ -87,6 +87,7 @@ class Problem(ABC):
     classes_series: str
     mask_names: tuple[str, ...] = ()
     counts_classes = False  # whether tally() reports symmetry classes
+    states_per_lane = 1  # pool states per device lane that `enumerate` aims at (see cli._device_target)
     symmetry_modes: tuple[str, ...] = ("mirror", "none")
     default_symmetry: str = "mirror"
 

@@ -130,6 +130,7 @@ class NQueens(Problem):
     classes_series = "nqueens_unique"
     mask_names = ("cols", "d1", "d2", "rows")
     symmetry_modes = ("dihedral", "mirror", "none")
+    states_per_lane = 8  # a GPU launch of fewer per lane ends in a long tail (solver.opencl.first_chunk)
     default_symmetry = "dihedral"
 
     def levels_left(self, n: int, depth: int, symmetry: str) -> int:
