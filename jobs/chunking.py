@@ -37,3 +37,20 @@ class ChunkSizer:
             return
         ideal = states * (0.5 * self.bound_seconds) / max(seconds, 1e-6)
         self.size = int(max(1, min(ideal, 4 * self.size)))
+
+
+def share_of_rest(remaining: int, own_rate: float, other_rates: list[float]) -> int:
+    """The most of the ``remaining`` unclaimed states one device of several may claim now.
+
+    PHACT's rule: shares follow the measured rates (states per second), so a chunk of
+    ``remaining * own / (own + others)`` states ends when the devices together would have finished
+    the rest -- a device 35x slower than the others takes a sliver, never the task's end. Until
+    every rate is measured the share is an equal one. 0 means: leave the rest to the others; the
+    fastest device never gets 0 while states remain (the crumbs are its), so the rest is always taken.
+    """
+    if not other_rates:
+        return remaining
+    if own_rate <= 0 or min(other_rates) <= 0:
+        return -(-remaining // (len(other_rates) + 1))
+    share = int(remaining * own_rate / (own_rate + sum(other_rates)))
+    return share if share > 0 or own_rate < max(other_rates) else remaining

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from permenum.checkpoints import Checkpoint, CheckpointError, load_checkpoint, quarantine, save_checkpoint
-from permenum.jobs.chunking import DEFAULT_CHUNK_SECONDS, ChunkSizer
+from permenum.jobs.chunking import DEFAULT_CHUNK_SECONDS, ChunkSizer, share_of_rest
 from permenum.jobs.environment import TaskEnvironment
 from permenum.jobs.partial import ChunkLedger, Partial
 from permenum.jobs.results import attempts_so_far, write_failure, write_result
@@ -140,16 +140,6 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
 
     active = set(range(len(workers)))
 
-    def tail_is_for_faster_devices(k: int, size: int) -> bool:
-        """PHACT's failure case: a slow device taking the last chunk finishes after a fast one would.
-
-        Only a device that is still working counts as the faster one, so the last device never quits."""
-        w = workers[k]
-        faster = [workers[j].rate for j in active if j != k and workers[j].rate > w.rate]
-        if not faster or w.rate <= 0:
-            return False
-        return size / w.rate > ledger.remaining_unclaimed() / max(faster)
-
     def work(k: int) -> None:
         try:
             _work(k)
@@ -161,11 +151,11 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
         w = workers[k]
         while True:
             with lock:
-                size = w.sizer.next(max(ledger.remaining_unclaimed(), 1))
-                if len(active) > 1:  # guided: no device claims more than its share of what is left
-                    size = min(size, -(-ledger.remaining_unclaimed() // len(active)))
+                remaining = ledger.remaining_unclaimed()
+                others = [workers[j].rate for j in active if j != k]
+                size = min(w.sizer.next(max(remaining, 1)), share_of_rest(remaining, w.rate, others))
                 claimed = None
-                if not should_stop(w) and not tail_is_for_faster_devices(k, size):
+                if size > 0 and not should_stop(w):
                     claimed = ledger.claim(size)
                 if claimed is None:
                     # leave `active` under the same lock: a slower device deciding at this moment

@@ -39,28 +39,27 @@ def shifted_masks(n: int, batch: StateBatch) -> list[np.ndarray]:
 
 
 def border_events(n: int, batch: StateBatch, symmetry: str) -> list[np.ndarray]:
-    """span, fl, fr, e1, e2 of the lds kernel (nqueens.cl says what they mean), one uint32 per state."""
+    """span, fl, fr, e1, e2 of the lds kernel (nqueens.cl says what they mean), one uint32 per state.
+
+    Only the dihedral mode has queens below the open rows; one pass per row keeps the temporaries
+    at one array per state (a chunk holds millions)."""
     masks = batch.masks
     open_rows = masks["rows"]
     row0 = lowest_bit_index(open_rows)
     last = n - 2 if symmetry == "dihedral" else n - 1  # the dihedral mode's bottom row is placed
     span = np.where(open_rows != 0, row0 | (last << 8), 0xFFFF).astype(np.uint32)
-    r = np.arange(n, dtype=np.int64)
-    later = (r[None, :] > row0[:, None]) & (r[None, :] <= last)  # rows after row0 that are levels
-    weights = (np.uint64(1) << r.astype(np.uint64))[None, :]
-
-    def rows_where(flag: np.ndarray) -> np.ndarray:
-        return (np.where(flag & later, weights, np.uint64(0)).sum(axis=1)).astype(np.uint32)
-
-    e1 = rows_where(((masks["d1"][:, None] >> (np.uint64(n - 1) - r.astype(np.uint64))[None, :]) & np.uint64(1)) == 1)
-    e2 = rows_where(((masks["d2"][:, None] >> (np.uint64(n - 1) + r.astype(np.uint64))[None, :]) & np.uint64(1)) == 1)
-    if symmetry == "dihedral":  # the side queens' rows: prefix entries 2 and 3 (problems/nqueens.py)
-        filled = ((open_rows[:, None] >> r.astype(np.uint32)[None, :]) & 1) == 0
-        fl = rows_where(filled & (r[None, :] == batch.prefix[:, 2:3].astype(np.int64)))
-        fr = rows_where(filled & (r[None, :] == batch.prefix[:, 3:4].astype(np.int64)))
-    else:
-        fl = fr = np.zeros(len(batch), np.uint32)
-    return [span, fl, fr, e1, e2]
+    events = [np.zeros(len(batch), np.uint32) for _ in range(4)]
+    if symmetry == "dihedral":
+        fl, fr, e1, e2 = events
+        one = np.uint64(1)
+        for r in range(1, last + 1):
+            later, bit = row0 < r, np.uint32(1 << r)
+            e1 |= np.where(later & (((masks["d1"] >> np.uint64(n - 1 - r)) & one) == one), bit, np.uint32(0))
+            e2 |= np.where(later & (((masks["d2"] >> np.uint64(n - 1 + r)) & one) == one), bit, np.uint32(0))
+        for side, row in ((fl, batch.prefix[:, 2]), (fr, batch.prefix[:, 3])):  # the side queens' rows
+            row = row.astype(np.int64)
+            side |= np.where((row > row0) & (row <= last), np.uint32(1) << row.clip(0, 31).astype(np.uint32), np.uint32(0))
+    return [span, *events]
 
 
 class NQueensKernel:

@@ -54,3 +54,18 @@ def test_interrupted_multi_device_task_resumes_exactly(tmp_path: Path) -> None:
     assert stops >= 2 and record["attempt"] == stops + 1
     c = collect(layout)
     assert c.total == published("costas_total", 12) and c.classes == published("costas_classes", 12)
+
+
+def test_shares_follow_measured_rates() -> None:
+    """PHACT's rule as the task applies it (jobs.chunking.share_of_rest): a 35x slower device takes a
+    sliver that ends with the others; unknown rates share equally; the rest is always taken."""
+    from permenum.jobs.chunking import share_of_rest
+
+    assert share_of_rest(1000, 5.0, []) == 1000  # alone: everything
+    assert share_of_rest(1000, 0.0, [100.0]) == 500  # rates not yet measured: equal shares
+    gpu, cpu = 3500.0, 100.0
+    slow = share_of_rest(36_000, cpu, [gpu, gpu])
+    assert slow == 507 and slow / cpu <= (36_000 - slow) / (2 * gpu) + 1e-9  # ends no later than the GPUs
+    assert share_of_rest(10, cpu, [gpu]) == 0  # too little left: the CPU stops
+    assert share_of_rest(1, gpu, [gpu * 0.5]) == 1  # the fastest device takes the crumbs
+    assert share_of_rest(1, gpu, [gpu]) == 1  # equal rates: each may take them (one claim wins)
