@@ -9,7 +9,7 @@ from typing import Any
 from permenum.errors import UserError
 from permenum.layout import RunLayout
 
-FORMAT = "permenum-pool/1"
+FORMAT = "permenum-pool/2"  # 2: N-Queens absolute masks (cols, d1, d2, rows), dihedral mode
 
 
 @dataclass(frozen=True)

@@ -156,6 +156,39 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
 #ifndef LAST_TWO
 #define LAST_TWO 0
 #endif
+// The head of a search step, shared by lds and lds64: with LAST_TWO a candidate `bit` of the
+// next-to-last row is taken and LAST_ROW_COUNT (the last row's free squares after it) counted in
+// place; without, the last row is counted when reached. Either way it opens the push branch.
+#if LAST_TWO
+#define STEP_HEAD(LAST_ROW_COUNT)            \
+    if (a && d == last - 1) {               \
+        const uint bit = a & (~a + 1u);     \
+        a ^= bit;                           \
+        const uint p = (LAST_ROW_COUNT);    \
+        cnt += p;                           \
+        nd += 1 + p;                        \
+        continue;                           \
+    }                                       \
+    if (a)
+#else
+#define STEP_HEAD(LAST_ROW_COUNT)            \
+    if (d == last) {                        \
+        const uint p = popcount(a);         \
+        cnt += p;                           \
+        nd += p;                            \
+    } else if (a)
+#endif
+// With LAST_TWO the loop starts at the next-to-last row: a state with one row left is counted first.
+#if LAST_TWO
+#define COUNT_IF_ONE_ROW              \
+    if (last == 0) {                  \
+        cnt = popcount(a);            \
+        nd += cnt;                    \
+        a = 0;                        \
+    }
+#else
+#define COUNT_IF_ONE_ROW
+#endif
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void nqueens_lds(const uint n, const uint nstates,
                  __global const uint *cols_in, __global const uint *ld_in,
@@ -206,31 +239,11 @@ void nqueens_lds(const uint n, const uint nstates,
 #else
             const uint inj_l = 0u, inj_r = 0u, forced_last = 0u;
 #endif
-            if (last == 0) {  // one row to fill: count it, leave the loop at once
-                cnt = popcount(a);
-                nd += cnt;
-                a = 0;
-            }
 #endif
+            COUNT_IF_ONE_ROW
             for (;;) {
-#if LAST_TWO
-                if (a && d == last - 1) {  // the next-to-last row: count the last row in place
-                    const uint bit = a & (~a + 1u);
-                    a ^= bit;
-                    const uint nl = (((l | bit) << 1) & full) | inj_l, nr = ((r | bit) >> 1) | inj_r;
-                    const uint p = forced_last ? 1u : popcount(~(c | bit | nl | nr) & allowed);
-                    cnt += p;
-                    nd += 1 + p;
-                    continue;
-                }
-                if (a) {
-#else
-                if (d == last) {
-                    const uint p = popcount(a);
-                    cnt += p;
-                    nd += p;
-                } else if (a) {
-#endif
+                STEP_HEAD(forced_last ? 1u : popcount(~(c | bit | (((l | bit) << 1) & full) | inj_l |
+                                                        ((r | bit) >> 1) | inj_r) & allowed)) {
                     const uint bit = a & (~a + 1u);
 #if PACKED
                     const uint lb = l | bit, rb = r | bit;
@@ -326,41 +339,10 @@ void nqueens_lds64(const uint n, const uint nstates,
             int row = 31 - (int)clz(open & (~open + 1u));
             int d = 0;
             uint a = nq_free(n, full, c, d1, d2, row);
-            if (last == 0) {
-                cnt = popcount(a);
-                nd += cnt;
-                a = 0;
-            }
+            COUNT_IF_ONE_ROW
             for (;;) {
-#if LAST_TWO
-                if (a) {
-                    const uint bit = a & (~a + 1u);
-                    a ^= bit;
-                    ++nd;
-                    if (d == last - 1) {
-                        const uint p = popcount(nq_free(n, full, c | bit, d1 | ((ulong)bit << (n - 1u - (uint)row)),
-                                                        d2 | ((ulong)bit << (uint)row), row_last));
-                        cnt += p;
-                        nd += p;
-                        continue;
-                    }
-                    s_a[d * WG + lane] = a;
-                    s_b[d * WG + lane] = bit;
-                    c |= bit;
-                    d1 |= (ulong)bit << (n - 1u - (uint)row);
-                    d2 |= (ulong)bit << (uint)row;
-                    const uint below = open & (0xfffffffeu << (uint)row);  // open rows after this one
-                    row = 31 - (int)clz(below & (~below + 1u));
-                    ++d;
-                    a = nq_free(n, full, c, d1, d2, row);
-                    continue;
-                }
-#else
-                if (d == last) {
-                    const uint p = popcount(a);
-                    cnt += p;
-                    nd += p;
-                } else if (a) {
+                STEP_HEAD(popcount(nq_free(n, full, c | bit, d1 | ((ulong)bit << (n - 1u - (uint)row)),
+                                           d2 | ((ulong)bit << (uint)row), row_last))) {
                     const uint bit = a & (~a + 1u);
                     s_a[d * WG + lane] = a ^ bit;
                     s_b[d * WG + lane] = bit;
@@ -374,7 +356,6 @@ void nqueens_lds64(const uint n, const uint nstates,
                     ++nd;
                     continue;
                 }
-#endif
                 if (d == 0) break;
                 --d;
                 row = 31 - (int)clz(open & ((1u << (uint)row) - 1u));  // the open row above
