@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 from permenum.layout import RunLayout
 from permenum.poolgen.write import PoolSettings, write_pool
@@ -95,3 +96,21 @@ def test_collect_refuses_a_result_from_another_run(tmp_path: Path, cli) -> None:
         cli("run", run, check=True)
     (a / "results" / "part-00000.json").write_bytes((b / "results" / "part-00000.json").read_bytes())
     _one_line_error(cli("collect", a), "belongs to run")
+
+
+@pytest.mark.parametrize("problem, n", [("nqueens", 12), ("costas", 11)])
+def test_rungs_built_in_slices_are_the_same(problem: str, n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ladder expands parents slice by slice and drops a rung once it passes the hard limit."""
+    import permenum.poolgen.generate as generate
+    from permenum.problems import get_problem
+
+    p = get_problem(problem)
+    whole = generate.climb(p, n, 3000, 4.0, p.default_symmetry)
+    monkeypatch.setattr(generate, "EXPAND_SLICE", 7)
+    sliced = generate.climb(p, n, 3000, 4.0, p.default_symmetry)
+    assert sliced.rungs == whole.rungs and sliced.stop_reason == whole.stop_reason
+    assert sliced.states.prefix.tobytes() == whole.states.prefix.tobytes()
+    assert all(sliced.states.masks[k].tobytes() == whole.states.masks[k].tobytes() for k in whole.states.masks)
+    target = len(p.root(n, p.default_symmetry)) + 1  # the next rung passes this hard limit part-way
+    capped = generate.climb(p, n, target, 1.0, p.default_symmetry)
+    assert "exceeds the hard limit" in capped.stop_reason and capped.rungs[-1] > target

@@ -36,6 +36,12 @@ class StateBatch:
     def take(self, index: np.ndarray | slice) -> "StateBatch":
         return StateBatch(self.prefix[index], self.weight[index], {k: v[index] for k, v in self.masks.items()})
 
+    @classmethod
+    def concat(cls, batches: list["StateBatch"]) -> "StateBatch":
+        """One batch of the rows of ``batches`` (same depth and masks), in order."""
+        return cls(np.concatenate([b.prefix for b in batches]), np.concatenate([b.weight for b in batches]),
+                   {k: np.concatenate([b.masks[k] for b in batches]) for k in batches[0].masks})
+
     def to_table(self) -> pa.Table:
         """One row per state: mask columns, ``prefix`` as fixed-size list<uint8>, ``weight``."""
         arrays: dict[str, pa.Array] = {k: pa.array(v) for k, v in self.masks.items()}

@@ -163,8 +163,7 @@ class NQueens(Problem):
         return self._alive(n, StateBatch(cols.astype(np.uint8)[:, None], weight, masks))
 
     def expand(self, n: int, batch: StateBatch, symmetry: str) -> StateBatch:
-        if self.complete(n, batch):
-            return batch
+        # complete states are carried with PAD, even in a slice of only complete ones (poolgen.generate)
         avail = available(n, batch.masks)
         has = (avail[:, None] >> np.arange(n, dtype=np.uint32)[None, :]) & np.uint32(1)
         done = batch.masks["rows"] == 0
