@@ -28,6 +28,7 @@ from permenum.poolgen.write import PoolSettings, load_partition, write_pool
 from permenum.problems import StateBatch, get_problem
 from permenum.solver.devices import select_devices
 from permenum.solver.opencl import device_context
+from permenum.solver.nqueens import ANY_MODE as NQ_ANY_MODE
 from permenum.solver.registry import KERNELS, make_solver
 
 
@@ -56,6 +57,8 @@ def main() -> None:
     ap.add_argument("--target-states", type=int, default=1 << 16)
     ap.add_argument("--nodes-upto", type=int, default=0)
     ap.add_argument("--budget", type=float, default=float("inf"))
+    ap.add_argument("--symmetry", default=None,
+                    help="N-Queens symmetry (default: the problem's; mirror for the top-down kernels dfs, dsl)")
     args = ap.parse_args()
     device = select_devices(args.device)[0]
     console = Console(width=160)
@@ -73,14 +76,17 @@ def main() -> None:
             layout = RunLayout(Path(tmp) / f"{problem}-{n}-{kernel}")
             t0 = time.perf_counter()
             target = args.costas_target if problem == "costas" else args.target_states
-            manifest, _ = write_pool(layout, PoolSettings(problem, n, args.partitions, target))
+            symmetry = args.symmetry if problem == "nqueens" else None
+            if problem == "nqueens" and symmetry is None and kernel not in NQ_ANY_MODE:
+                symmetry = "mirror"
+            manifest, _ = write_pool(layout, PoolSettings(problem, n, args.partitions, target, symmetry=symmetry))
             t1 = time.perf_counter()
             run_local(layout, 1, args.device, kernel, show_progress=False)
             c = collect(layout)
             t2 = time.perf_counter()
             kernel_s = sum(float(r["seconds"]["kernel"]) for r in c.records)
             nodes = f"{count_nodes(layout, manifest, args.device, kernel) / kernel_s:.3e}" if n <= args.nodes_upto else "-"
-            row = (problem, str(n), kernel, f"{manifest.total_states:,}", f"{t1 - t0:.2f}", f"{kernel_s:.3f}",
+            row = (problem, str(n), f"{kernel} ({manifest.symmetry})", f"{manifest.total_states:,}", f"{t1 - t0:.2f}", f"{kernel_s:.3f}",
                    f"{t2 - t0:.2f}", f"{c.total:,}", f"{c.total / kernel_s:.3e}" if kernel_s else "-", nodes,
                    str(c.matches))
             table.add_row(*row)

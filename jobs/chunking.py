@@ -44,13 +44,15 @@ def share_of_rest(remaining: int, own_rate: float, other_rates: list[float]) -> 
 
     PHACT's rule: shares follow the measured rates (states per second), so a chunk of
     ``remaining * own / (own + others)`` states ends when the devices together would have finished
-    the rest -- a device 35x slower than the others takes a sliver, never the task's end. Until
-    every rate is measured the share is an equal one. 0 means: leave the rest to the others; the
+    the rest -- a device 35x slower than the others takes a sliver, never the task's end. A device
+    whose own rate is not measured yet takes an equal share; devices still on their first (probe)
+    chunk do not count against one whose rate is known. 0 means: leave the rest to the others; the
     fastest device never gets 0 while states remain (the crumbs are its), so the rest is always taken.
     """
     if not other_rates:
         return remaining
-    if own_rate <= 0 or min(other_rates) <= 0:
+    if own_rate <= 0:
         return -(-remaining // (len(other_rates) + 1))
-    share = int(remaining * own_rate / (own_rate + sum(other_rates)))
-    return share if share > 0 or own_rate < max(other_rates) else remaining
+    known = [r for r in other_rates if r > 0]
+    share = int(remaining * own_rate / (own_rate + sum(known)))
+    return share if share > 0 or own_rate < max(known, default=0.0) else remaining

@@ -263,7 +263,7 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
     """pool + run + collect of PROBLEM N on this machine; prints the total and checks it."""
     import time
 
-    from permenum.poolgen.write import PoolSettings, write_pool
+    from permenum.poolgen.write import AUTO_PARTITIONS, PoolSettings, write_pool
 
     t0 = time.perf_counter()
     tmp = None if run_dir else tempfile.mkdtemp(prefix=f"permenum-{problem}-{n}-")
@@ -274,11 +274,11 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
         refs = select_devices(device)
         if click.get_current_context().get_parameter_source("target_states") == click.core.ParameterSource.DEFAULT:
             target_states = _device_target(problem, refs, target_states)
-        if partitions is None and any(r.is_gpu for r in refs):
-            partitions = workers  # a GPU runs best on one large pool per worker: each partition is a launch tail
+        # a GPU runs best on one large partition per worker: each partition ends in a launch tail
+        auto = workers if any(r.is_gpu for r in refs) else AUTO_PARTITIONS
 
         write_pool(_layout(run), PoolSettings(problem, n, partitions, target_states, seed=seed, symmetry=symmetry,
-                                              balance=balance))
+                                              balance=balance, auto_partitions=auto))
         rc = _run_local(run, workers, device, kernel)
         if rc == 0:
             rc = _print_collect(run, show_ledger=tmp is None)  # a temporary run is deleted below

@@ -57,7 +57,7 @@ AUTO_PARTITIONS = 4
 class PoolSettings:
     problem: str
     n: int
-    #: None: up to AUTO_PARTITIONS, fewer when the pool has fewer states (what `enumerate` uses)
+    #: None: up to auto_partitions, fewer when the pool has fewer states (what `enumerate` uses)
     partitions: int | None = 1
     target_states: int = DEFAULT_TARGET
     hard_factor: float = DEFAULT_FACTOR
@@ -65,6 +65,7 @@ class PoolSettings:
     symmetry: str | None = None
     balance: str = "cost"
     cost_probes: int | None = None  # walks per state; None: default_probes(pool size)
+    auto_partitions: int = AUTO_PARTITIONS  # what partitions=None means, before the pool-size cap
 
     def validate(self) -> None:
         problem = get_problem(self.problem)
@@ -127,7 +128,7 @@ def write_pool(layout: RunLayout, settings: PoolSettings) -> tuple[Manifest, boo
     ladder = climb(problem, settings.n, settings.target_states, settings.hard_factor, symmetry)
     states = ladder.states
     rows = len(states)
-    partitions = settings.partitions or min(AUTO_PARTITIONS, max(rows, 1))
+    partitions = settings.partitions or min(settings.auto_partitions, max(rows, 1))
     if partitions > max(rows, 1):
         raise UserError(
             f"{partitions} partitions but the pool has only {rows} states at depth {ladder.depth}; "

@@ -1,8 +1,10 @@
 """Host side of the N-Queens kernels: upload a batch of states, count every completion of each.
 
-``lds64`` reads the pool's absolute masks and serves every symmetry mode; ``dfs``, ``dsl`` and ``lds``
-(kept to compare: bench/NOTES.md) fill a block of rows below the placed ones, so they take masks
-shifted to the next row, computed here, and only the top-down modes (mirror, none).
+Every kernel but ``lds64`` takes masks shifted to the next open row, computed here from the pool's
+absolute masks. ``lds`` (the default), ``lds-l2`` and ``lds2`` serve every symmetry mode -- for the
+dihedral mode with per-state border events (:func:`border_events`); ``lds64``/``lds64-plain`` read the
+absolute masks themselves; ``dsl`` and ``dfs`` only the top-down modes (mirror, none). All but the
+default are kept to compare (bench/NOTES.md).
 """
 
 from __future__ import annotations
@@ -62,6 +64,18 @@ def border_events(n: int, batch: StateBatch, symmetry: str) -> list[np.ndarray]:
     return [span, *events]
 
 
+#: 32-bit words per stack level and work-item in __local memory (0: private stacks)
+STACK_WORDS = {"lds": 4, "lds-l2": 4, "lds2": 2, "lds64": 2, "lds64-plain": 2, "dsl": 0, "dfs": 0}
+
+
+def _fitting_work_group(dev: DeviceContext, wg: int, bytes_per_item: int) -> int:
+    """``wg``, halved while the work-group's stacks would not fit the device's __local memory
+    (N-Queens 31-32 with few rows placed: 2 KB per level at 128 work-items, NVIDIA allows 48 KB)."""
+    while wg > 32 and wg * bytes_per_item > dev.ref.device.local_mem_size:
+        wg //= 2
+    return wg
+
+
 class NQueensKernel:
     def __init__(self, dev: DeviceContext, n: int, depth: int, symmetry: str, variant: str = DEFAULT_VARIANT,
                  count_nodes: bool = False, wg: int | None = None, build_options: tuple[str, ...] = ()):
@@ -73,10 +87,10 @@ class NQueensKernel:
             raise UserError(f"nqueens kernel {variant!r} needs symmetry {' or '.join(TOP_DOWN)}; use lds for {symmetry}")
         self.dev, self.n, self.depth, self.count_nodes, self.variant = dev, n, depth, count_nodes, variant
         self.symmetry = symmetry
-        wg = wg or (GPU_WORK_GROUP if dev.ref.is_gpu else 64)
-        self.local = wg if dev.ref.is_gpu or variant.startswith("lds") else None
         stack = max(NQueens().levels_left(n, depth, symmetry), 1)
         function, extra = VARIANTS[variant]
+        wg = wg or _fitting_work_group(dev, GPU_WORK_GROUP if dev.ref.is_gpu else 64, stack * STACK_WORDS[variant] * 4)
+        self.local = wg if dev.ref.is_gpu or variant.startswith("lds") else None
         options = [f"-DSTACK={stack}", f"-DWG={self.local or wg}", f"-DBORDER={int(symmetry == 'dihedral')}", *extra,
                    *build_options] + (["-DCOUNT_NODES"] if count_nodes else [])
         self.kernel = cl.Kernel(dev.program("nqueens.cl", tuple(options)), function)

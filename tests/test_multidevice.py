@@ -62,7 +62,8 @@ def test_shares_follow_measured_rates() -> None:
     from permenum.jobs.chunking import share_of_rest
 
     assert share_of_rest(1000, 5.0, []) == 1000  # alone: everything
-    assert share_of_rest(1000, 0.0, [100.0]) == 500  # rates not yet measured: equal shares
+    assert share_of_rest(1000, 0.0, [100.0]) == 500  # own rate not yet measured: an equal share
+    assert share_of_rest(1000, 50.0, [0.0, 100.0]) == 333  # a device still on its probe does not count
     gpu, cpu = 3500.0, 100.0
     slow = share_of_rest(36_000, cpu, [gpu, gpu])
     assert slow == 507 and slow / cpu <= (36_000 - slow) / (2 * gpu) + 1e-9  # ends no later than the GPUs

@@ -129,8 +129,9 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
 // GPU-shaped DFS: the per-level stack lives in __local memory laid out [depth][lane], so the
 // lanes of a wavefront touching one depth hit consecutive words (no bank conflicts, whatever
 // the depths). Per level it keeps the candidates left, the bit placed (cols is undone by XOR),
-// ld and rd. (Undoing ld by a shift instead of storing it miscounted on NVIDIA's OpenCL for
-// N >= 21 and saved no time: bench/NOTES.md.) Launched with a fixed work-group size WG.
+// ld and rd. (Undoing ld by a shift alone miscounted for N >= 21 -- the bit that the shift drops
+// at the top is lost -- and saved no time: bench/NOTES.md. PACKED below keeps that bit, and rd's
+// at the bottom, so its shifts undo exactly.) Launched with a fixed work-group size WG.
 //
 // Rows row0..last of each state are its levels (span = row0 | last << 8; span 0xffff: complete).
 // With BORDER (the dihedral mode), some of those rows already hold a border queen (forced: the
