@@ -28,7 +28,7 @@ from permenum.poolgen.write import PoolSettings, load_partition, write_pool
 from permenum.problems import StateBatch, get_problem
 from permenum.solver.devices import select_devices
 from permenum.solver.opencl import device_context
-from permenum.solver.nqueens import ANY_MODE as NQ_ANY_MODE
+from permenum.solver.nqueens import VARIANTS as NQ_VARIANTS
 from permenum.solver.registry import KERNELS, make_solver
 
 
@@ -77,7 +77,7 @@ def main() -> None:
             t0 = time.perf_counter()
             target = args.costas_target if problem == "costas" else args.target_states
             symmetry = args.symmetry if problem == "nqueens" else None
-            if problem == "nqueens" and symmetry is None and kernel not in NQ_ANY_MODE:
+            if problem == "nqueens" and symmetry is None and kernel in NQ_VARIANTS and not NQ_VARIANTS[kernel].any_mode:
                 symmetry = "mirror"
             manifest, _ = write_pool(layout, PoolSettings(problem, n, args.partitions, target, symmetry=symmetry))
             t1 = time.perf_counter()

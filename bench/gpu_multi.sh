@@ -19,7 +19,7 @@ pe() { (cd /tmp && python3 -m permenum.cli "$@"); }
 t=/tmp/permenum-runs; rm -rf $t; mkdir -p $t
 N=${NQ:-21}
 { time pe pool nqueens --n $N --out $t/q -S 5000000; } > "$out/pool.log" 2>&1  # 18.9 M states: 8+ per lane on each GPU
-for spec in "one-gpu gpu 0" "all-gpus gpu" "gpus+cpu all"; do
+for spec in "one-gpu gpu 0" "all-gpus gpu" "gpus-and-cpu all"; do
     set -- $spec
     rm -rf $t/q/results $t/q/checkpoints
     s=$(date +%s.%N)

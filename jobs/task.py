@@ -171,8 +171,8 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
                            out.kernel_seconds, out.solutions.tolist() if out.solutions is not None else None, 1)
             with lock:
                 w.sizer.observe(end - start, out.kernel_seconds)
-                w.rate = (end - start) / max(out.kernel_seconds, 1e-9) if w.rate == 0 else \
-                    0.5 * w.rate + 0.5 * (end - start) / max(out.kernel_seconds, 1e-9)
+                measured = (end - start) / max(out.kernel_seconds, 1e-9)
+                w.rate = measured if w.rate == 0 else 0.5 * (w.rate + measured)
                 w.states += end - start
                 ledger.finish(start, end, sums)
                 if not ledger.complete:

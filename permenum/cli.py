@@ -166,7 +166,7 @@ def _run_local(run: str, workers: int, device: str | None, kernel: str | None,
 
 @cli.command(name="run")
 @click.argument("run", type=click.Path(file_okay=False))
-@click.option("--workers", "-w", type=int, default=1, show_default=True)
+@click.option("--workers", "-w", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--device", "-d", default=None)
 @click.option("--kernel", "-k", default=None)
 @click.option("--chunk-seconds", type=float, default=DEFAULT_CHUNK_SECONDS, show_default=True)
@@ -254,7 +254,7 @@ def _device_target(problem: str, refs: "list[DeviceRef]", default: int) -> int:
 @click.option("--run-dir", type=click.Path(file_okay=False), default=None, help="Keep the run here (default: a temporary directory).")
 @click.option("--partitions", "-P", type=int, default=None,
               help="Partitions (default: one per worker on GPUs; else 4, fewer when the pool has fewer states).")
-@click.option("--workers", "-w", type=int, default=1, show_default=True)
+@click.option("--workers", "-w", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--device", "-d", default=None)
 @click.option("--kernel", "-k", default=None)
 @pool_options

@@ -60,4 +60,4 @@ def _next_rung(problem: Problem, n: int, batch: StateBatch, symmetry: str, limit
         if count > limit:
             return count
         parts.append(part)
-    return StateBatch.concat(parts) if parts else problem.expand(n, batch, symmetry)
+    return StateBatch.concat(parts)  # climb() never expands an empty rung

@@ -9,6 +9,8 @@ default are kept to compare (bench/NOTES.md).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyopencl as cl
 
@@ -17,15 +19,30 @@ from permenum.problems import StateBatch
 from permenum.problems.nqueens import NQueens, lowest_bit_index
 from permenum.solver.opencl import BatchCounts, DeviceContext, download, timed_launch, upload, zeros
 
-#: variant -> (kernel function, build options); lds64-plain is lds64 without the in-place last two rows
-VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "lds64": ("nqueens_lds64", ("-DLAST_TWO=1",)), "lds64-plain": ("nqueens_lds64", ("-DLAST_TWO=0",)),
-    "lds": ("nqueens_lds", ()), "lds-l2": ("nqueens_lds", ("-DLAST_TWO=1",)), "lds2": ("nqueens_lds", ("-DPACKED=1",)), "dsl": ("nqueens_dsl", ()),
-    "dfs": ("nqueens_dfs", ()),
+@dataclass(frozen=True)
+class Variant:
+    """One selectable kernel build: its function, extra build options, what it reads, its stack."""
+
+    function: str
+    options: tuple[str, ...] = ()
+    reads: str = "shifted"  # "shifted": next-row masks; "events": those plus border events; "absolute": pool masks
+    stack_words: int = 4  # 32-bit words per level and work-item in __local memory (0: private stacks)
+
+    @property
+    def any_mode(self) -> bool:
+        """Whether it fills around the dihedral border (the others need the top-down modes)."""
+        return self.reads != "shifted"
+
+
+VARIANTS: dict[str, Variant] = {
+    "lds": Variant("nqueens_lds", reads="events"),
+    "lds-l2": Variant("nqueens_lds", ("-DLAST_TWO=1",), reads="events"),
+    "lds2": Variant("nqueens_lds", ("-DPACKED=1",), reads="events", stack_words=2),
+    "lds64": Variant("nqueens_lds64", ("-DLAST_TWO=1",), reads="absolute", stack_words=2),
+    "lds64-plain": Variant("nqueens_lds64", ("-DLAST_TWO=0",), reads="absolute", stack_words=2),
+    "dsl": Variant("nqueens_dsl", stack_words=0),
+    "dfs": Variant("nqueens_dfs", stack_words=0),
 }
-ABSOLUTE = ("lds64", "lds64-plain")  # variants that read the absolute masks
-SHIFTED_ANY_MODE = ("lds", "lds-l2", "lds2")  # read shifted masks plus the border events
-ANY_MODE = (*SHIFTED_ANY_MODE, *ABSOLUTE)  # variants that serve every symmetry mode
 DEFAULT_VARIANT = "lds"  # fastest on the H200 and on PoCL: README "Kernels", bench/NOTES.md
 GPU_WORK_GROUP = 128  # H200, lds dihedral N=20: 7.17 s vs 7.68 s at 64, 7.14 s at 256 (bench/NOTES.md)
 TOP_DOWN = ("mirror", "none")  # symmetry modes whose open rows are one block at the bottom
@@ -64,10 +81,6 @@ def border_events(n: int, batch: StateBatch, symmetry: str) -> list[np.ndarray]:
     return [span, *events]
 
 
-#: 32-bit words per stack level and work-item in __local memory (0: private stacks)
-STACK_WORDS = {"lds": 4, "lds-l2": 4, "lds2": 2, "lds64": 2, "lds64-plain": 2, "dsl": 0, "dfs": 0}
-
-
 def _fitting_work_group(dev: DeviceContext, wg: int, bytes_per_item: int) -> int:
     """``wg``, halved while the work-group's stacks would not fit the device's __local memory
     (N-Queens 31-32 with few rows placed: 2 KB per level at 128 work-items, NVIDIA allows 48 KB)."""
@@ -83,28 +96,28 @@ class NQueensKernel:
             raise UserError(f"unknown nqueens kernel {variant!r} (choose from {', '.join(VARIANTS)})")
         if variant == "lds2" and n > 30:
             raise UserError("nqueens kernel 'lds2' keeps two flags in a 32-bit word: n <= 30 (use lds)")
-        if variant not in ANY_MODE and symmetry not in TOP_DOWN:
+        spec = VARIANTS[variant]
+        if not spec.any_mode and symmetry not in TOP_DOWN:
             raise UserError(f"nqueens kernel {variant!r} needs symmetry {' or '.join(TOP_DOWN)}; use lds for {symmetry}")
-        self.dev, self.n, self.depth, self.count_nodes, self.variant = dev, n, depth, count_nodes, variant
+        self.dev, self.n, self.depth, self.count_nodes, self.spec = dev, n, depth, count_nodes, spec
         self.symmetry = symmetry
         stack = max(NQueens().levels_left(n, depth, symmetry), 1)
-        function, extra = VARIANTS[variant]
-        wg = wg or _fitting_work_group(dev, GPU_WORK_GROUP if dev.ref.is_gpu else 64, stack * STACK_WORDS[variant] * 4)
-        self.local = wg if dev.ref.is_gpu or variant.startswith("lds") else None
-        options = [f"-DSTACK={stack}", f"-DWG={self.local or wg}", f"-DBORDER={int(symmetry == 'dihedral')}", *extra,
-                   *build_options] + (["-DCOUNT_NODES"] if count_nodes else [])
-        self.kernel = cl.Kernel(dev.program("nqueens.cl", tuple(options)), function)
+        wg = wg or _fitting_work_group(dev, GPU_WORK_GROUP if dev.ref.is_gpu else 64, stack * spec.stack_words * 4)
+        self.local = wg if dev.ref.is_gpu or spec.stack_words else None
+        options = [f"-DSTACK={stack}", f"-DWG={self.local or wg}", f"-DBORDER={int(symmetry == 'dihedral')}",
+                   *spec.options, *build_options] + (["-DCOUNT_NODES"] if count_nodes else [])
+        self.kernel = cl.Kernel(dev.program("nqueens.cl", tuple(options)), spec.function)
 
     def __call__(self, batch: StateBatch) -> BatchCounts:
         nstates = len(batch)
         if nstates == 0:
             return BatchCounts(np.zeros(0, np.uint64), np.zeros(0, np.uint64) if self.count_nodes else None, 0.0)
         dev = self.dev
-        if self.variant in ABSOLUTE:
+        if self.spec.reads == "absolute":
             ins = [upload(dev, batch.masks[k].astype(t)) for k, t in
                    (("cols", np.uint32), ("d1", np.uint64), ("d2", np.uint64), ("rows", np.uint32))]
             head: list[object] = [np.uint32(self.n), np.uint32(nstates)]
-        elif self.variant in SHIFTED_ANY_MODE:
+        elif self.spec.reads == "events":
             ins = [upload(dev, m) for m in shifted_masks(self.n, batch) + border_events(self.n, batch, self.symmetry)]
             head = [np.uint32(self.n), np.uint32(nstates)]
         else:

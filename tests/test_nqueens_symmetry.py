@@ -26,17 +26,28 @@ def _border(n: int, p: tuple[int, ...]) -> tuple[int, int, int, int]:
     return p[0], p[-1], p.index(0), p.index(n - 1)
 
 
+def _images(n: int, p: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The solution under the 8 symmetries of the board, each again as the column of each row."""
+    cells = [(r, c) for r, c in enumerate(p)]
+    maps = [lambda r, c: (r, c), lambda r, c: (c, n - 1 - r), lambda r, c: (n - 1 - r, n - 1 - c),
+            lambda r, c: (n - 1 - c, r), lambda r, c: (r, n - 1 - c), lambda r, c: (n - 1 - r, c),
+            lambda r, c: (c, r), lambda r, c: (n - 1 - c, n - 1 - r)]
+    return [tuple(c for _, c in sorted(g(r, c) for r, c in cells)) for g in maps]
+
+
 @pytest.mark.parametrize("n", [1, 4, 5, 6, 7, 8])
 def test_canonical_borders_weight_every_solution_once(n: int) -> None:
     tuples, orbit = border_configurations(n)
     weight = {tuple(int(x) for x in t): int(w) for t, w in zip(tuples, orbit)}
+    assert all(w in (1, 2, 4, 8) for w in weight.values())
     by_border: dict[tuple[int, ...], int] = {}
     for p in _solutions(n):
         by_border[_border(n, p)] = by_border.get(_border(n, p), 0) + 1
-    # every border that has solutions is in exactly one canonical orbit; weighted sums are the total
+        # the borders of the solution's 8 images meet exactly one canonical border, as many times
+        # as 8 / its orbit size (the images that share a border)
+        canonical = [_border(n, q) for q in _images(n, p) if _border(n, q) in weight]
+        assert len(set(canonical)) == 1 and len(canonical) == 8 // weight[canonical[0]], (p, canonical)
     assert sum(weight[b] * by_border.get(b, 0) for b in weight) == published("nqueens_total", n)
-    assert all(w in (1, 2, 4, 8) for w in weight.values())
-    assert len(weight) == len(set(weight)) and sum(weight.values()) >= len(by_border) // 8
 
 
 def test_dihedral_counts_exactly_with_fewer_nodes_than_mirror() -> None:

@@ -117,7 +117,8 @@ def border_configurations(n: int) -> tuple[np.ndarray, np.ndarray]:
     qr, qc = [a[ok] for a in qr], [a[ok] for a in qc]
     keys = np.stack([_border_key(n, *map(list, zip(*[g(n, r, c) for r, c in zip(qr, qc)]))) for g in _SYMMETRIES])
     canonical = keys[0] == keys.min(axis=0)
-    orbit = np.array([len(set(col)) for col in keys[:, canonical].T], np.uint8)
+    images = np.sort(keys[:, canonical], axis=0)
+    orbit = (1 + np.count_nonzero(np.diff(images, axis=0), axis=0)).astype(np.uint8)  # distinct images
     tuples = np.stack([qc[0], qc[1], qr[2], qr[3]], axis=1)[canonical]
     return tuples, orbit
 
