@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 import pyopencl as cl
@@ -50,6 +51,7 @@ def main() -> None:
     ap.add_argument("--options", nargs="*", default=[], help="extra build options, e.g. -cl-nv-maxrregcount=32")
     ap.add_argument("--build-log", action="store_true", help="print each build's log (NVIDIA: with -cl-nv-verbose, "
                     "registers and spills) and the kernel's private/local memory")
+    ap.add_argument("--ptx", default=None, help="folder to write each build's device binary to (NVIDIA: PTX text)")
     args = ap.parse_args()
     dev = device_context(select_devices(args.device)[0])
     problem = get_problem("nqueens")
@@ -70,6 +72,10 @@ def main() -> None:
                 solver = NQueensKernel(dev, n, ladder.depth, symmetry, kernel, wg=wg or None, build_options=options)
                 if args.build_log:
                     _print_build(console, dev, solver.kernel)
+                if args.ptx:
+                    binary = solver.kernel.get_info(cl.kernel_info.PROGRAM).get_info(cl.program_info.BINARIES)[0]
+                    Path(args.ptx).mkdir(parents=True, exist_ok=True)
+                    Path(args.ptx, f"{kernel}-{symmetry}-{n}.ptx").write_bytes(bytes(binary))
                 runs = [solver(ladder.states) for _ in range(args.repeat)]
                 seconds = min(r.kernel_seconds for r in runs)
                 total = int(problem.tally(ladder.states, runs[0].counts, None, symmetry).weighted)
@@ -78,8 +84,8 @@ def main() -> None:
                     out = NQueensKernel(dev, n, ladder.depth, symmetry, kernel, count_nodes=True, wg=wg or None)(ladder.states)
                     nodes = int(np.sum(out.nodes, dtype=np.uint64))
                 row = (str(n), kernel, symmetry, str(solver.local or wg), f"{len(ladder.states):,}", f"{pool_s:.2f}", f"{seconds:.3f}",
-                       f"{total / seconds:.3e}", f"{nodes:.3e}" if nodes else "-",
-                       f"{nodes / seconds:.3e}" if nodes else "-", str(total == known("nqueens_total", n)))
+                       f"{total / max(seconds, 1e-9):.3e}", f"{nodes:.3e}" if nodes else "-",
+                       f"{nodes / max(seconds, 1e-9):.3e}" if nodes else "-", str(total == known("nqueens_total", n)))
                 table.add_row(*row)
                 console.print(" | ".join(row), highlight=False)  # progress, in case the call is cut short
     console.print(table)

@@ -25,7 +25,8 @@ class ChunkSizer:
     def next(self, remaining: int) -> int:
         if math.isinf(self.bound_seconds):
             return max(1, remaining)
-        return max(1, min(max(self.size, self.floor), remaining))
+        take = min(max(self.size, self.floor), remaining)
+        return remaining if remaining - take < self.floor else max(1, take)  # no launch below the floor at the end
 
     def resume_at(self, states: int, seconds: float) -> None:
         """Start a resumed task at the rate its earlier attempts measured, not at FIRST_CHUNK again."""

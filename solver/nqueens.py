@@ -1,10 +1,10 @@
 """Host side of the N-Queens kernels: upload a batch of states, count every completion of each.
 
 Every kernel but ``lds64`` takes masks shifted to the next open row, computed here from the pool's
-absolute masks. ``lds`` (the default), ``lds-l2`` and ``lds2`` serve every symmetry mode -- for the
-dihedral mode with per-state border events (:func:`border_events`); ``lds64``/``lds64-plain`` read the
-absolute masks themselves; ``dsl`` and ``dfs`` only the top-down modes (mirror, none). All but the
-default are kept to compare (bench/NOTES.md).
+absolute masks. ``fused`` (the GPU default), ``lds`` (the CPU default) and their variants serve every
+symmetry mode -- for the dihedral mode with per-state border events (:func:`border_events`);
+``lds64``/``lds64-plain`` read the absolute masks themselves; ``dsl`` and ``dfs`` only the top-down
+modes (mirror, none). All but the defaults are kept to compare (bench/NOTES.md).
 """
 
 from __future__ import annotations
@@ -36,14 +36,24 @@ class Variant:
 
 VARIANTS: dict[str, Variant] = {
     "lds": Variant("nqueens_lds", reads="events"),
+    "lds-batch": Variant("nqueens_lds", ("-DPERSIST=0",), reads="events"),
     "lds-l2": Variant("nqueens_lds", ("-DLAST_TWO=1",), reads="events"),
     "lds2": Variant("nqueens_lds", ("-DPACKED=1",), reads="events", stack_words=2),
     "lds64": Variant("nqueens_lds64", ("-DLAST_TWO=1",), reads="absolute", stack_words=2),
     "lds64-plain": Variant("nqueens_lds64", ("-DLAST_TWO=0",), reads="absolute", stack_words=2),
+    "fused": Variant("nqueens_fused", reads="events", stack_words=3),
+    "fused-l2": Variant("nqueens_fused", ("-DLEAF_ROWS=2",), reads="events", stack_words=3),
+    "fused-keep": Variant("nqueens_fused", ("-DSKIP_DEAD=0",), reads="events", stack_words=3),
     "dsl": Variant("nqueens_dsl", stack_words=0),
     "dfs": Variant("nqueens_dfs", stack_words=0),
 }
-DEFAULT_VARIANT = "lds"  # fastest on the H200 and on PoCL: README "Kernels", bench/NOTES.md
+
+
+def default_variant(dev: DeviceContext) -> str:
+    """fused on GPUs (H200: 1.1-1.3x over lds, bench/NOTES.md), lds on CPUs (PoCL: fused 4-14% slower)."""
+    return "fused" if dev.ref.is_gpu else "lds"
+
+
 GPU_WORK_GROUP = 128  # H200, lds dihedral N=20: 7.17 s vs 7.68 s at 64, 7.14 s at 256 (bench/NOTES.md)
 TOP_DOWN = ("mirror", "none")  # symmetry modes whose open rows are one block at the bottom
 
@@ -90,8 +100,9 @@ def _fitting_work_group(dev: DeviceContext, wg: int, bytes_per_item: int) -> int
 
 
 class NQueensKernel:
-    def __init__(self, dev: DeviceContext, n: int, depth: int, symmetry: str, variant: str = DEFAULT_VARIANT,
+    def __init__(self, dev: DeviceContext, n: int, depth: int, symmetry: str, variant: str | None = None,
                  count_nodes: bool = False, wg: int | None = None, build_options: tuple[str, ...] = ()):
+        variant = variant or default_variant(dev)
         if variant not in VARIANTS:
             raise UserError(f"unknown nqueens kernel {variant!r} (choose from {', '.join(VARIANTS)})")
         if variant == "lds2" and n > 30:

@@ -56,6 +56,9 @@ def device_context(ref: DeviceRef) -> DeviceContext:
         return _contexts[key]
 
 
+GPU_STATES_PER_LANE = 16
+
+
 def device_lanes(ref: DeviceRef) -> int:
     """Work-items that fill the device (a GPU: 2048 per compute unit, its resident-thread limit)."""
     return ref.device.max_compute_units * (2048 if ref.is_gpu else 8)
@@ -64,17 +67,17 @@ def device_lanes(ref: DeviceRef) -> int:
 def first_chunk(ref: DeviceRef) -> int:
     """States in a device's first launch of a task.
 
-    A GPU: 8 per lane. A launch ends on its slowest lane, so with few states per lane the tail
-    dominates (H200, N-Queens 21: four launches of 1.8 states per lane took 128 s, one of 7 per
-    lane 57 s); 4096 states on an H200's 270k lanes had run at 1.5% occupancy. A CPU: a probe of 2
-    states per compute unit (at least 64), so that beside GPUs it learns its rate in seconds and
+    A GPU: GPU_STATES_PER_LANE per lane. A launch ends on its slowest lane, so with few states per
+    lane the tail dominates (H200, N-Queens 20 in one launch: 1.3 M states 7.0 s, 11.7 M smaller ones
+    4.3 s; N=21: four launches of 1.8 states per lane 128 s, one of 7 per lane 57 s). A CPU: a probe
+    of 2 states per compute unit (at least 64), so that beside GPUs it learns its rate in seconds and
     does not hold the task's end with a first chunk it cannot finish in time (PHACT's failure case).
     """
-    return 8 * device_lanes(ref) if ref.is_gpu else max(64, 2 * ref.device.max_compute_units)
+    return GPU_STATES_PER_LANE * device_lanes(ref) if ref.is_gpu else max(64, 2 * ref.device.max_compute_units)
 
 
 def min_chunk(ref: DeviceRef) -> int:
-    """The fewest states a launch takes once rates are known: a GPU keeps 8 per lane (its tail)."""
+    """The fewest states a launch takes once rates are known: a GPU keeps its first chunk's size (its tail)."""
     return first_chunk(ref) if ref.is_gpu else 1
 
 

@@ -7,7 +7,7 @@ from typing import Callable, Protocol
 from permenum.errors import UserError
 from permenum.problems import StateBatch
 from permenum.solver.costas import VARIANTS as COSTAS_VARIANTS, CostasKernel
-from permenum.solver.nqueens import DEFAULT_VARIANT as NQ_DEFAULT, VARIANTS as NQ_VARIANTS, NQueensKernel
+from permenum.solver.nqueens import VARIANTS as NQ_VARIANTS, NQueensKernel
 from permenum.solver.opencl import BatchCounts, DeviceContext
 
 
@@ -21,7 +21,7 @@ KERNELS: dict[str, tuple[str, ...]] = {"nqueens": tuple(NQ_VARIANTS), "costas": 
 def make_solver(problem: str, dev: DeviceContext, n: int, depth: int, variant: str | None, symmetry: str,
                 count_nodes: bool = False) -> Solver:
     factories: dict[str, Callable[[], Solver]] = {
-        "nqueens": lambda: NQueensKernel(dev, n, depth, symmetry, variant or NQ_DEFAULT, count_nodes),
+        "nqueens": lambda: NQueensKernel(dev, n, depth, symmetry, variant, count_nodes),
         "costas": lambda: CostasKernel(dev, n, symmetry, count_nodes, variant=variant),
     }
     if problem not in factories:

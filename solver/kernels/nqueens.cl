@@ -190,6 +190,58 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
 #else
 #define COUNT_IF_ONE_ROW
 #endif
+// PERSIST (default 1): a work-item that finishes a state takes the next one inside the search
+// loop. With a loop per state (PERSIST 0) a lane that finishes early waits at the loop's exit
+// until every lane of its warp has finished too: a warp then moves through its states in lockstep
+// batches, each as long as the largest subtree of the batch.
+#ifndef PERSIST
+#define PERSIST 1
+#endif
+// Sets up state i: its masks, the level of its last row, with BORDER its event masks by level
+// (bit d: row row0 + d); a complete state (span 0xffff) has nothing to search and counts 1.
+// FINISH: the kernel's own set-up of a state that has rows left.
+#if BORDER
+// a side queen still to come reserves its column through `allowed`, not through c: c is undone by
+// XOR, and the forced placement sets that column in c itself
+#define LOAD_BORDER                                                                 \
+    fl = fl_in[i] >> row0; fr = fr_in[i] >> row0;                                   \
+    e1 = e1_in[i] >> row0; e2 = e2_in[i] >> row0;                                   \
+    ev = fl | fr | e1 | e2;                                                         \
+    allowed = full & ~((fl ? 1u : 0u) | (fr ? hi : 0u));                            \
+    c &= allowed;
+#else
+#define LOAD_BORDER
+#endif
+#if LAST_TWO && BORDER
+#define LOAD_LAST_TWO                                                               \
+    inj_l = (e1 >> last) & 1u; inj_r = ((e2 >> last) & 1u) << (n - 1u);             \
+    forced_last = ((fl | fr) >> last) & 1u;
+#else
+#define LOAD_LAST_TWO
+#endif
+#define LOAD_STATE(FINISH)                                                          \
+    c = cols_in[i]; l = ld_in[i]; r = rd_in[i];                                     \
+    cnt = 0; nd = 1; d = 0;                                                         \
+    {                                                                               \
+        const uint span = span_in[i];                                               \
+        if (span == 0xffffu) {                                                      \
+            cnt = 1; a = 0u; last = -1;                                             \
+        } else {                                                                    \
+            const uint row0 = span & 0xffu;                                         \
+            last = (int)(span >> 8) - (int)row0;                                    \
+            LOAD_BORDER                                                             \
+            a = ~(c | l | r) & allowed;                                             \
+            FINISH                                                                  \
+        }                                                                           \
+    }
+#define STORE_COUNT     \
+    counts[i] = cnt;    \
+    STORE_NODES
+#ifdef COUNT_NODES
+#define STORE_NODES nodes[i] = nd;
+#else
+#define STORE_NODES
+#endif
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void nqueens_lds(const uint n, const uint nstates,
                  __global const uint *cols_in, __global const uint *ld_in,
@@ -207,100 +259,87 @@ void nqueens_lds(const uint n, const uint nstates,
     const uint lane = get_local_id(0);
     const uint full = nq_full(n);
     const uint hi = 1u << (n - 1u);
-    for (;;) {
-        const uint i = atomic_inc(next);
-        if (i >= nstates) break;
-        uint c = cols_in[i], l = ld_in[i], r = rd_in[i];
-        const uint span = span_in[i];
-        ulong cnt = 0, nd = 1;
-        if (span == 0xffffu) {
-            cnt = 1;
-        } else {
-            const uint row0 = span & 0xffu;
-            const int last = (int)(span >> 8) - (int)row0;  // level of the last row to fill
+    uint c, l, r, a;
+    ulong cnt, nd;
+    int d, last;
+    uint allowed = full;
 #if BORDER
-            // event masks by level (bit d: row row0 + d)
-            const uint fl = fl_in[i] >> row0, fr = fr_in[i] >> row0;
-            const uint e1 = e1_in[i] >> row0, e2 = e2_in[i] >> row0;
-            const uint ev = fl | fr | e1 | e2;
-            // a side queen still to come reserves its column through `allowed`, not through c:
-            // c is undone by XOR, and the forced placement sets that column in c itself
-            const uint reserved = (fl ? 1u : 0u) | (fr ? hi : 0u);
-            const uint allowed = full & ~reserved;
-            c &= ~reserved;
-#else
-            const uint allowed = full;
+    uint fl, fr, e1, e2, ev;
 #endif
-            int d = 0;
-            uint a = ~(c | l | r) & allowed;
 #if LAST_TWO
-#if BORDER
-            const uint inj_l = (e1 >> last) & 1u, inj_r = ((e2 >> last) & 1u) << (n - 1u);
-            const uint forced_last = ((fl | fr) >> last) & 1u;
-#else
-            const uint inj_l = 0u, inj_r = 0u, forced_last = 0u;
+    uint inj_l = 0u, inj_r = 0u, forced_last = 0u;
 #endif
-#endif
-            COUNT_IF_ONE_ROW
-            for (;;) {
-                STEP_HEAD(forced_last ? 1u : popcount(~(c | bit | (((l | bit) << 1) & full) | inj_l |
-                                                        ((r | bit) >> 1) | inj_r) & allowed)) {
-                    const uint bit = a & (~a + 1u);
+    uint i = atomic_inc(next);
+    if (i >= nstates) return;
+    for (;;) {  // one pass per state (PERSIST 0); with PERSIST the search loop never leaves
+        LOAD_STATE(LOAD_LAST_TWO COUNT_IF_ONE_ROW)
+        for (;;) {
+            STEP_HEAD(forced_last ? 1u : popcount(~(c | bit | (((l | bit) << 1) & full) | inj_l |
+                                                    ((r | bit) >> 1) | inj_r) & allowed)) {
+                const uint bit = a & (~a + 1u);
 #if PACKED
-                    const uint lb = l | bit, rb = r | bit;
-                    s_a[d * WG + lane] = (a ^ bit) | ((lb >> (n - 1u)) << 31) | ((rb & 1u) << 30);
-                    s_b[d * WG + lane] = bit;
-                    l = (lb << 1) & full;
-                    r = rb >> 1;
+                const uint lb = l | bit, rb = r | bit;
+                s_a[d * WG + lane] = (a ^ bit) | ((lb >> (n - 1u)) << 31) | ((rb & 1u) << 30);
+                s_b[d * WG + lane] = bit;
+                l = (lb << 1) & full;
+                r = rb >> 1;
 #else
-                    s_a[d * WG + lane] = a ^ bit;
-                    s_b[d * WG + lane] = bit;
-                    s_r[d * WG + lane] = r;
-                    s_l[d * WG + lane] = l;
-                    l = ((l | bit) << 1) & full;
-                    r = (r | bit) >> 1;
+                s_a[d * WG + lane] = a ^ bit;
+                s_b[d * WG + lane] = bit;
+                s_r[d * WG + lane] = r;
+                s_l[d * WG + lane] = l;
+                l = ((l | bit) << 1) & full;
+                r = (r | bit) >> 1;
 #endif
-                    ++d;
-                    c |= bit;
+                ++d;
+                c |= bit;
+                a = ~(c | l | r) & allowed;
+#if BORDER
+                if ((ev >> d) & 1u) {
+                    l |= (e1 >> d) & 1u;
+                    r |= ((e2 >> d) & 1u) << (n - 1u);
                     a = ~(c | l | r) & allowed;
-#if BORDER
-                    if ((ev >> d) & 1u) {
-                        l |= (e1 >> d) & 1u;
-                        r |= ((e2 >> d) & 1u) << (n - 1u);
-                        a = ~(c | l | r) & allowed;
-                        if ((fl >> d) & 1u) a = 1u;
-                        if ((fr >> d) & 1u) a = hi;
-                    }
-#endif
-                    ++nd;
-                    continue;
+                    if ((fl >> d) & 1u) a = 1u;
+                    if ((fr >> d) & 1u) a = hi;
                 }
-                if (d == 0) break;
-                --d;
-                const uint bit = s_b[d * WG + lane];
+#endif
+                ++nd;
+                continue;
+            }
+            if (d == 0) {  // the state is done
+#if PERSIST
+                STORE_COUNT
+                i = atomic_inc(next);
+                if (i >= nstates) return;
+                LOAD_STATE(LOAD_LAST_TWO COUNT_IF_ONE_ROW)
+                continue;
+#else
+                break;
+#endif
+            }
+            --d;
+            const uint bit = s_b[d * WG + lane];
 #if PACKED
-                const uint w = s_a[d * WG + lane];
-                a = w & full;
-                l = ((l >> 1) | ((w >> 31) << (n - 1u))) ^ bit;
-                r = (((r << 1) & full) | ((w >> 30) & 1u)) ^ bit;
+            const uint w = s_a[d * WG + lane];
+            a = w & full;
+            l = ((l >> 1) | ((w >> 31) << (n - 1u))) ^ bit;
+            r = (((r << 1) & full) | ((w >> 30) & 1u)) ^ bit;
 #if BORDER
-                // a forced queen's own lines were in ld and rd before it was placed: put them back
-                const uint own = ((fl | fr) >> d) & 1u ? bit : 0u;
-                l |= own;
-                r |= own;
+            // a forced queen's own lines were in ld and rd before it was placed: put them back
+            const uint own = ((fl | fr) >> d) & 1u ? bit : 0u;
+            l |= own;
+            r |= own;
 #endif
 #else
-                a = s_a[d * WG + lane];
-                l = s_l[d * WG + lane];
-                r = s_r[d * WG + lane];
+            a = s_a[d * WG + lane];
+            l = s_l[d * WG + lane];
+            r = s_r[d * WG + lane];
 #endif
-                c ^= bit;
-            }
+            c ^= bit;
         }
-        counts[i] = cnt;
-#ifdef COUNT_NODES
-        nodes[i] = nd;
-#endif
+        STORE_COUNT
+        i = atomic_inc(next);
+        if (i >= nstates) break;
     }
 }
 
@@ -371,5 +410,152 @@ void nqueens_lds64(const uint n, const uint nstates,
 #ifdef COUNT_NODES
         nodes[i] = nd;
 #endif
+    }
+}
+
+// One candidate per pass, the pop folded in: a pass first backs up one level if the current
+// node is exhausted, then takes one candidate and either counts its child (the last rows) or
+// descends into it -- every lane of a warp runs the same straight-line step instead of a push
+// branch and a pop branch (lds). The stack holds 3 words per level ([depth][lane], __local):
+// the level's candidates *including* the one being explored (its lowest bit, so the pop
+// recovers the queen and undoes cols by XOR), and the level's ld and rd as they were.
+// SKIP_DEAD: a child with no candidate is counted as a node but not entered (no stack traffic).
+// LEAF_ROWS 1: the last row is counted by popcount; 2: the last two rows in closed form,
+//   |a1||a2| - |a1 & a2| - |(a1 << 1) & a2| - |(a1 >> 1) & a2|
+// (a queen of the next-to-last row attacks its column and the two adjacent squares below).
+// BORDER as in lds: events and forced rows of level k folded into the next-row masks by selects.
+#ifndef SKIP_DEAD
+#define SKIP_DEAD 1
+#endif
+#ifndef LEAF_ROWS
+#define LEAF_ROWS 1
+#endif
+#if BORDER
+// masks of level k from the parent's after placing `bit`: lines entering at k, forced rows
+#define NEXT_ROW(k, bit, c, l, r, nc, nl, nr, na)                                     \
+    nc = (c) | (bit);                                                                 \
+    nl = ((((l) | (bit)) << 1) & full) | ((e1 >> (k)) & 1u);                          \
+    nr = (((r) | (bit)) >> 1) | (((e2 >> (k)) & 1u) << (n - 1u));                     \
+    na = ~(nc | nl | nr) & allowed;                                                   \
+    na = ((fl >> (k)) & 1u) ? 1u : na;                                                \
+    na = ((fr >> (k)) & 1u) ? hi : na;
+#else
+#define NEXT_ROW(k, bit, c, l, r, nc, nl, nr, na)                                     \
+    nc = (c) | (bit);                                                                 \
+    nl = (((l) | (bit)) << 1) & full;                                                 \
+    nr = ((r) | (bit)) >> 1;                                                          \
+    na = ~(nc | nl | nr) & allowed;
+#endif
+// Completions of the last two rows: a1 the next-to-last row's candidates at level k, from the
+// masks nc, nl, nr; the last row sees the queens above it (a queen of row k is handled by the formula).
+inline uint nq_last_two(const uint n, const uint full, const uint allowed, const uint hi, const uint k,
+                        const uint fl, const uint fr, const uint e1, const uint e2,
+                        const uint nc, const uint nl, const uint nr, const uint a1, ulong *nd)
+{
+    uint a2 = ~(nc | ((nl << 1) & full) | (nr >> 1)) & allowed;
+#if BORDER
+    a2 = ~(nc | ((nl << 1) & full) | ((e1 >> (k + 1u)) & 1u) | (nr >> 1) |
+           (((e2 >> (k + 1u)) & 1u) << (n - 1u))) & allowed;
+    a2 = ((fl >> (k + 1u)) & 1u) ? 1u : a2;
+    a2 = ((fr >> (k + 1u)) & 1u) ? hi : a2;
+#endif
+    const uint ways = popcount(a1) * popcount(a2) - popcount(a1 & a2) - popcount((a1 << 1) & a2) - popcount((a1 >> 1) & a2);
+#ifdef COUNT_NODES
+    *nd += popcount(a1) + ways;
+#endif
+    return ways;
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void nqueens_fused(const uint n, const uint nstates,
+                   __global const uint *cols_in, __global const uint *ld_in,
+                   __global const uint *rd_in, __global const uint *span_in,
+                   __global const uint *fl_in, __global const uint *fr_in,
+                   __global const uint *e1_in, __global const uint *e2_in,
+                   __global ulong *counts, __global ulong *nodes, volatile __global uint *next)
+{
+    __local uint stack[3 * STACK * WG];  // [word][depth][lane]: candidates, ld, rd
+    const uint lane = get_local_id(0);
+    const uint full = nq_full(n);
+    const uint hi = 1u << (n - 1u);
+    uint c, l, r, a;
+    ulong cnt, nd;
+    int d, last;
+    uint allowed = full;
+#if BORDER
+    uint fl, fr, e1, e2, ev;
+#else
+    const uint fl = 0u, fr = 0u, e1 = 0u, e2 = 0u;
+#endif
+// the root's children are counted, not entered: a state with LEAF_ROWS rows or fewer left is counted here
+#if LEAF_ROWS == 2
+#define FUSED_SMALL_STATE                                                                        \
+    if (last == 0) { cnt = popcount(a); nd += cnt; a = 0u; }                                     \
+    else if (last == 1) { cnt = nq_last_two(n, full, allowed, hi, 0u, fl, fr, e1, e2, c, l, r, a, &nd); a = 0u; }
+#else
+#define FUSED_SMALL_STATE \
+    if (last == 0) { cnt = popcount(a); nd += cnt; a = 0u; }
+#endif
+    uint acc = 0u;  // completions counted since the last pop
+    uint i = atomic_inc(next);
+    if (i >= nstates) return;
+    LOAD_STATE(FUSED_SMALL_STATE)
+    __local uint *top = stack + lane;  // level d's slot: stack + lane + d * WG
+    for (;;) {
+        if (a == 0u) {
+            if (d == 0) {  // the state is done: take the next
+                cnt += acc;
+                acc = 0u;
+                STORE_COUNT
+                i = atomic_inc(next);
+                if (i >= nstates) return;
+                LOAD_STATE(FUSED_SMALL_STATE)
+                continue;
+            }
+            cnt += acc;  // the 64-bit sum grows here, not at every step
+            acc = 0u;
+            --d;  // back to the parent, minus the queen just explored
+            top -= WG;
+            const uint w = top[0];
+            l = top[STACK * WG];
+            r = top[2 * STACK * WG];
+            const uint bit = w & (~w + 1u);
+            c ^= bit;
+            a = w ^ bit;
+            if (a == 0u) continue;
+        }
+        const uint bit = a & (~a + 1u);
+        uint nc, nl, nr, na;
+        NEXT_ROW((uint)(d + 1), bit, c, l, r, nc, nl, nr, na)
+        // written whether or not the step descends: the slot is only read after a descent
+        top[0] = a;
+        top[STACK * WG] = l;
+        top[2 * STACK * WG] = r;
+        const bool leaf = d == last - LEAF_ROWS;
+#if LEAF_ROWS == 2
+        ulong leaf_nd = 0;
+        const uint p = leaf ? nq_last_two(n, full, allowed, hi, (uint)(d + 1), fl, fr, e1, e2, nc, nl, nr, na, &leaf_nd) : 0u;
+#ifdef COUNT_NODES
+        nd += leaf_nd;
+#endif
+#else
+        const uint p = leaf ? popcount(na) : 0u;
+#ifdef COUNT_NODES
+        nd += p;
+#endif
+#endif
+        acc += p;  // between two pops only descents and one level's candidates: no overflow
+        ++nd;
+#if SKIP_DEAD
+        const bool down = !leaf && na != 0u;
+#else
+        const bool down = !leaf;
+#endif
+        a = down ? na : (a ^ bit);
+        c = down ? nc : c;
+        l = down ? nl : l;
+        r = down ? nr : r;
+        d += down ? 1 : 0;
+        top += down ? WG : 0;
     }
 }
