@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The single-GPU measurements of the closing notes, in one call on a GPU node without network:
 #   bash bench/gpu_suite.sh OUTDIR
-# 1. N-Queens kernels (bench/kernels.py, one launch each): N=18-20 with the former default (lds,
-#    mirror, work-group 64) beside the default (lds, dihedral), node counts for N=18; N=21 default.
+# 1. N-Queens kernels (bench/kernels.py, one launch each, pools of 32+ states per lane as
+#    `enumerate` builds them): N=18-20 with the default (fused, dihedral) beside lds (dihedral) and
+#    fused (mirror), node counts for N=18; N=21 (and NQ_BIG=22) with the default.
 # 2. Costas 14-20 through the whole local flow (bench/bench.py, lds).
 # 3. `permenum enumerate nqueens 21 --device gpu` and `enumerate costas 18 --device gpu` as a
 #    user runs them. Every count is checked against OEIS; every step writes its own log in OUTDIR
-#    (no pipes: a call cut short keeps them). NQ_BIG=22 adds N-Queens 22 (about 7 minutes).
+#    (no pipes: a call cut short keeps them). NQ_BIG=22 adds N-Queens 22 (about 4-5 minutes).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: gpu_suite.sh OUTDIR}
@@ -18,11 +19,11 @@ repo=$PWD
 pe() { (cd /tmp && python3 -m permenum.cli "$@"); }  # not from the checkout: ./permenum would shadow the install
 kern() { (cd /tmp && python3 "$repo/bench/kernels.py" --device gpu "$@"); }
 t=/tmp/permenum-runs; rm -rf $t; mkdir -p $t
-kern --nqueens 18 19 20 --variants lds:mirror --wg 64 --target-states 3000000 --nodes-upto 18 > "$out/nq-mirror.log" 2>&1
-kern --nqueens 18 19 20 21 ${NQ_BIG:-} --variants lds:dihedral --target-states 2000000 --nodes-upto 18 > "$out/nq-dihedral.log" 2>&1
+kern --nqueens 18 19 20 --variants fused:dihedral lds:dihedral fused:mirror --target-states 8600000 --nodes-upto 18 > "$out/nq-18-20.log" 2>&1
+kern --nqueens 21 ${NQ_BIG:-} --variants fused:dihedral --target-states 8600000 > "$out/nq-big.log" 2>&1
 python3 bench/bench.py --device gpu --nqueens --costas 14 15 16 17 18 19 20 --costas-target 262144 --costas-kernels lds \
     > "$out/costas.log" 2>&1
 { echo "== permenum enumerate nqueens 21 --device gpu"; time pe enumerate nqueens 21 --device gpu;
   echo "== permenum enumerate costas 18 --device gpu"; time pe enumerate costas 18 --device gpu; } > "$out/enumerate.log" 2>&1
-grep -sh " | " "$out/nq-mirror.log" "$out/nq-dihedral.log" "$out/costas.log"
+grep -sh " | " "$out/nq-18-20.log" "$out/nq-big.log" "$out/costas.log"
 grep -hE "^(nqueens|costas|matches|whole|real|==|total|kernel)" "$out/enumerate.log"

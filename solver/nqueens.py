@@ -43,6 +43,7 @@ VARIANTS: dict[str, Variant] = {
     "lds64-plain": Variant("nqueens_lds64", ("-DLAST_TWO=0",), reads="absolute", stack_words=2),
     "fused": Variant("nqueens_fused", reads="events", stack_words=3),
     "fused-l2": Variant("nqueens_fused", ("-DLEAF_ROWS=2",), reads="events", stack_words=3),
+    "fused-la": Variant("nqueens_fused", ("-DLOOKAHEAD=1",), reads="events", stack_words=3),
     "fused-keep": Variant("nqueens_fused", ("-DSKIP_DEAD=0",), reads="events", stack_words=3),
     "dsl": Variant("nqueens_dsl", stack_words=0),
     "dfs": Variant("nqueens_dfs", stack_words=0),

@@ -430,6 +430,10 @@ void nqueens_lds64(const uint n, const uint nstates,
 #ifndef LEAF_ROWS
 #define LEAF_ROWS 1
 #endif
+// LOOKAHEAD: a child is not entered either when the row after its own has no free square left.
+#ifndef LOOKAHEAD
+#define LOOKAHEAD 0
+#endif
 #if BORDER
 // masks of level k from the parent's after placing `bit`: lines entering at k, forced rows
 #define NEXT_ROW(k, bit, c, l, r, nc, nl, nr, na)                                     \
@@ -547,9 +551,19 @@ void nqueens_fused(const uint n, const uint nstates,
         acc += p;  // between two pops only descents and one level's candidates: no overflow
         ++nd;
 #if SKIP_DEAD
-        const bool down = !leaf && na != 0u;
+        bool down = !leaf && na != 0u;
 #else
-        const bool down = !leaf;
+        bool down = !leaf;
+#endif
+#if LOOKAHEAD
+        // the row after the child's, before the child's own queen: if it is full, so is every grandchild
+        uint after = ~(nc | ((nl << 1) & full) | (nr >> 1)) & allowed;
+#if BORDER
+        after = ~(nc | ((nl << 1) & full) | ((e1 >> (d + 2)) & 1u) | (nr >> 1) |
+                  (((e2 >> (d + 2)) & 1u) << (n - 1u))) & allowed;
+        after |= ((fl | fr) >> (d + 2)) & 1u;  // a forced row always has its queen
+#endif
+        down = down && (d + 2 > last || after != 0u);
 #endif
         a = down ? na : (a ^ bit);
         c = down ? nc : c;
