@@ -3,8 +3,8 @@
 # with two or more GPUs and no network:   bash bench/gpu_multi.sh OUTDIR
 # One N-Queens 21 partition run by `permenum task` on one GPU (CUDA_VISIBLE_DEVICES=0), on every
 # GPU (--device gpu), and on every GPU plus the CPU (--device all, PoCL from .whl-pocl/ if brought
-# along), each from scratch on the same pool. ENUMERATE=1 adds `permenum enumerate nqueens 21` on one
-# GPU and `enumerate nqueens 22` on all, as a user runs them.
+# along), each from scratch on the same pool. ENUMERATE=1 adds `permenum enumerate nqueens 21` and
+# `enumerate costas 18` on one GPU and `enumerate nqueens 21` on all, as a user runs them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: gpu_multi.sh OUTDIR}
@@ -32,7 +32,8 @@ done
 pe collect $t/q >> "$out/multi.log" 2>&1
 if [ -n "${ENUMERATE:-}" ]; then
 { echo "== CUDA_VISIBLE_DEVICES=0 permenum enumerate nqueens 21 --device gpu"; time CUDA_VISIBLE_DEVICES=0 pe enumerate nqueens 21 --device gpu;
-  echo "== permenum enumerate nqueens 22 --device gpu"; time pe enumerate nqueens 22 --device gpu; } > "$out/enumerate.log" 2>&1
+  echo "== CUDA_VISIBLE_DEVICES=0 permenum enumerate costas 18 --device gpu"; time CUDA_VISIBLE_DEVICES=0 pe enumerate costas 18 --device gpu;
+  echo "== permenum enumerate nqueens 21 --device gpu (every GPU)"; time pe enumerate nqueens 21 --device gpu; } > "$out/enumerate.log" 2>&1
 fi
 grep -h "platform" "$out/setup.log"; tail -3 "$out/pool.log"; cat "$out/multi.log"
-grep -shE "^(matches|whole|real|==|nqueens n|time per)" "$out/enumerate.log"
+grep -shE "^(matches|whole|real|==|nqueens n|costas n|time per)" "$out/enumerate.log"

@@ -40,20 +40,39 @@ class ChunkSizer:
         self.size = int(max(1, min(ideal, 4 * self.size)))
 
 
-def share_of_rest(remaining: int, own_rate: float, other_rates: list[float]) -> int:
+@dataclass(frozen=True)
+class Peer:
+    """Another device of the task, as the one deciding its next chunk sees it."""
+
+    rate: float  # states per second; 0: not known, not counted
+    busy: float = 0.0  # seconds until its chunk in flight ends (0: free now)
+
+
+def share_of_rest(remaining: int, own_rate: float, peers: list[Peer], floor: int = 1) -> int:
     """The most of the ``remaining`` unclaimed states one device of several may claim now.
 
-    PHACT's rule: shares follow the measured rates (states per second), so a chunk of
-    ``remaining * own / (own + others)`` states ends when the devices together would have finished
-    the rest -- a device 35x slower than the others takes a sliver, never the task's end. A device
-    whose own rate is not measured yet takes an equal share; devices still on their first (probe)
-    chunk do not count against one whose rate is known. 0 means: leave the rest to the others; the
+    PHACT's rule, rate-proportional shares, with the chunks still in flight accounted for: the share
+    ends at the moment T when this device and its peers -- each joining once its own chunk ends --
+    would together have finished the rest, so devices finish together and a device 35x slower takes
+    a sliver, never the task's end. (Without the in-flight chunks, the first of two GPUs to finish a
+    chunk takes half of the rest, the other then half of what is left, and so on: many short launches,
+    each with its own tail.) A device whose own rate is not known takes an equal share; peers of
+    unknown rate (a CPU on its probe chunk) do not count. 0 means: leave the rest to the others; the
     fastest device never gets 0 while states remain (the crumbs are its), so the rest is always taken.
+    A device does not leave fewer than its ``floor`` states behind (a GPU launch of crumbs is all tail).
     """
-    if not other_rates:
+    if not peers:
         return remaining
     if own_rate <= 0:
-        return -(-remaining // (len(other_rates) + 1))
-    known = [r for r in other_rates if r > 0]
-    share = int(remaining * own_rate / (own_rate + sum(known)))
-    return share if share > 0 or own_rate < max(known, default=0.0) else remaining
+        return -(-remaining // (len(peers) + 1))
+    counted = sorted((p.busy, p.rate) for p in peers if p.rate > 0)
+    t, rate, left = 0.0, own_rate, float(remaining)
+    for busy, peer_rate in counted:  # T lies past each peer that frees up before the rest is done
+        if left <= rate * (busy - t):
+            break
+        left -= rate * max(busy - t, 0.0)
+        t, rate = max(t, busy), rate + peer_rate
+    share = min(int(own_rate * (t + left / rate)), remaining)
+    if share > 0 and remaining - share < floor:
+        return remaining
+    return share if share > 0 or own_rate < max((r for _, r in counted), default=0.0) else remaining

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from permenum.checkpoints import Checkpoint, CheckpointError, load_checkpoint, quarantine, save_checkpoint
-from permenum.jobs.chunking import DEFAULT_CHUNK_SECONDS, ChunkSizer, share_of_rest
+from permenum.jobs.chunking import DEFAULT_CHUNK_SECONDS, ChunkSizer, Peer, share_of_rest
 from permenum.jobs.environment import TaskEnvironment
 from permenum.jobs.partial import ChunkLedger, Partial
 from permenum.jobs.results import attempts_so_far, write_failure, write_result
@@ -90,8 +90,23 @@ class _DeviceWorker:
     label: str
     solver: Any
     sizer: ChunkSizer
+    is_gpu: bool
     rate: float = 0.0  # states per kernel-second, 0 until measured
     states: int = 0
+    in_flight: int = 0  # states of the chunk it runs now
+    since: float = 0.0  # when that chunk was claimed (perf_counter)
+
+    def expected_rate(self, workers: "list[_DeviceWorker]") -> float:
+        """Its measured rate, else that of measured devices of its kind (a second GPU like the first), else 0."""
+        if self.rate > 0:
+            return self.rate
+        kin = [w.rate for w in workers if w.rate > 0 and w.is_gpu == self.is_gpu]
+        return sum(kin) / len(kin) if kin else 0.0
+
+    def as_peer(self, workers: "list[_DeviceWorker]", now: float) -> Peer:
+        rate = self.expected_rate(workers)
+        busy = max(self.in_flight / rate - (now - self.since), 0.0) if rate > 0 and self.in_flight else 0.0
+        return Peer(rate, busy)
 
 
 def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str | None, count_nodes: bool,
@@ -108,7 +123,7 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
     workers = [
         _DeviceWorker(ctx.ref.label, make_solver(problem.name, ctx, manifest.n, depth, kernel, manifest.symmetry,
                                                  count_nodes),
-                      ChunkSizer(chunk_seconds, first_chunk(ctx.ref), min_chunk(ctx.ref)))
+                      ChunkSizer(chunk_seconds, first_chunk(ctx.ref), min_chunk(ctx.ref)), ctx.ref.is_gpu)
         for ctx in (device_context(ref) for ref in select_devices(device))
     ]
     ledger = _ledger_from(ckpt, len(batch), count_nodes, problem.counts_classes)
@@ -152,8 +167,10 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
         while True:
             with lock:
                 remaining = ledger.remaining_unclaimed()
-                others = [workers[j].rate for j in active if j != k]
-                size = min(w.sizer.next(max(remaining, 1)), share_of_rest(remaining, w.rate, others))
+                now = time.perf_counter()
+                peers = [workers[j].as_peer(workers, now) for j in active if j != k]
+                share = share_of_rest(remaining, w.expected_rate(workers), peers, w.sizer.floor)
+                size = min(w.sizer.next(max(remaining, 1)), share)
                 claimed = None
                 if size > 0 and not should_stop(w):
                     claimed = ledger.claim(size)
@@ -162,6 +179,7 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
                     # must not count on this one to take the tail (both quit, the task stopped short)
                     active.discard(k)
                     return
+                w.in_flight, w.since = claimed[1] - claimed[0], now
             start, end = claimed
             chunk = batch.take(slice(start, end))
             out = w.solver(chunk)
@@ -174,6 +192,7 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
                 measured = (end - start) / max(out.kernel_seconds, 1e-9)
                 w.rate = measured if w.rate == 0 else 0.5 * (w.rate + measured)
                 w.states += end - start
+                w.in_flight = 0
                 ledger.finish(start, end, sums)
                 if not ledger.complete:
                     checkpoint()

@@ -68,11 +68,20 @@ def shifted_masks(n: int, batch: StateBatch) -> list[np.ndarray]:
     return [masks["cols"].astype(np.uint32), ld.astype(np.uint32), rd.astype(np.uint32)]
 
 
-def border_events(n: int, batch: StateBatch, symmetry: str) -> list[np.ndarray]:
-    """span, fl, fr, e1, e2 of the lds kernel (nqueens.cl says what they mean), one uint32 per state.
+_BYTE_REVERSED = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], np.uint8)
 
-    Only the dihedral mode has queens below the open rows; one pass per row keeps the temporaries
-    at one array per state (a chunk holds millions)."""
+
+def _reverse_bits32(x: np.ndarray) -> np.ndarray:
+    """Bit j of each uint32 moved to bit 31 - j (a byte table: no loop over bits)."""
+    return _BYTE_REVERSED[np.ascontiguousarray(x, np.uint32).view(np.uint8).reshape(-1, 4)[:, ::-1]].copy().view(np.uint32).ravel()
+
+
+def border_events(n: int, batch: StateBatch, symmetry: str) -> list[np.ndarray]:
+    """span, fl, fr, e1, e2 of the lds and fused kernels (nqueens.cl says what they mean), one uint32 per state.
+
+    Only the dihedral mode has queens below the open rows. A line "/" entering column n-1 at row r is
+    bit n-1+r of d2, so e2 is a shift of d2; a line "\\" entering column 0 at row r is bit n-1-r of d1,
+    so e1 is the low bits of d1 reversed. Both keep the rows after the first open one, up to the last."""
     masks = batch.masks
     open_rows = masks["rows"]
     row0 = lowest_bit_index(open_rows)
@@ -81,11 +90,11 @@ def border_events(n: int, batch: StateBatch, symmetry: str) -> list[np.ndarray]:
     events = [np.zeros(len(batch), np.uint32) for _ in range(4)]
     if symmetry == "dihedral":
         fl, fr, e1, e2 = events
-        one = np.uint64(1)
-        for r in range(1, last + 1):
-            later, bit = row0 < r, np.uint32(1 << r)
-            e1 |= np.where(later & (((masks["d1"] >> np.uint64(n - 1 - r)) & one) == one), bit, np.uint32(0))
-            e2 |= np.where(later & (((masks["d2"] >> np.uint64(n - 1 + r)) & one) == one), bit, np.uint32(0))
+        upto_last = np.uint64((1 << (last + 1)) - 1 if last >= 0 else 0)
+        rows = upto_last & ~((np.uint64(2) << row0.clip(0, 32).astype(np.uint64)) - np.uint64(1))  # row0 < r <= last
+        low = (masks["d1"] & np.uint64((1 << (n - 1)) - 1)).astype(np.uint32)  # bits n-1-r for r >= 1
+        e1 |= ((_reverse_bits32(low).astype(np.uint64) >> np.uint64(32 - n)) & rows).astype(np.uint32)
+        e2 |= ((masks["d2"] >> np.uint64(n - 1)) & rows).astype(np.uint32)
         for side, row in ((fl, batch.prefix[:, 2]), (fr, batch.prefix[:, 3])):  # the side queens' rows
             row = row.astype(np.int64)
             side |= np.where((row > row0) & (row <= last), np.uint32(1) << row.clip(0, 31).astype(np.uint32), np.uint32(0))

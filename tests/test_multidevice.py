@@ -58,15 +58,23 @@ def test_interrupted_multi_device_task_resumes_exactly(tmp_path: Path) -> None:
 
 def test_shares_follow_measured_rates() -> None:
     """PHACT's rule as the task applies it (jobs.chunking.share_of_rest): a 35x slower device takes a
-    sliver that ends with the others; unknown rates share equally; the rest is always taken."""
-    from permenum.jobs.chunking import share_of_rest
+    sliver that ends with the others; chunks in flight count; unknown rates share equally; the rest
+    is always taken; no crumbs below a GPU's floor are left behind."""
+    from permenum.jobs.chunking import Peer, share_of_rest
 
     assert share_of_rest(1000, 5.0, []) == 1000  # alone: everything
-    assert share_of_rest(1000, 0.0, [100.0]) == 500  # own rate not yet measured: an equal share
-    assert share_of_rest(1000, 50.0, [0.0, 100.0]) == 333  # a device still on its probe does not count
+    assert share_of_rest(1000, 0.0, [Peer(100.0)]) == 500  # own rate not yet measured: an equal share
+    assert share_of_rest(1000, 50.0, [Peer(0.0), Peer(100.0)]) == 333  # a device still on its probe does not count
     gpu, cpu = 3500.0, 100.0
-    slow = share_of_rest(36_000, cpu, [gpu, gpu])
+    slow = share_of_rest(36_000, cpu, [Peer(gpu), Peer(gpu)])
     assert slow == 507 and slow / cpu <= (36_000 - slow) / (2 * gpu) + 1e-9  # ends no later than the GPUs
-    assert share_of_rest(10, cpu, [gpu]) == 0  # too little left: the CPU stops
-    assert share_of_rest(1, gpu, [gpu * 0.5]) == 1  # the fastest device takes the crumbs
-    assert share_of_rest(1, gpu, [gpu]) == 1  # equal rates: each may take them (one claim wins)
+    assert share_of_rest(10, cpu, [Peer(gpu)]) == 0  # too little left: the CPU stops
+    assert share_of_rest(1, gpu, [Peer(gpu * 0.5)]) == 1  # the fastest device takes the crumbs
+    assert share_of_rest(1, gpu, [Peer(gpu)]) == 1  # equal rates: each may take them (one claim wins)
+    # a peer busy for 4 s more: this device works alone until then, both end together at 7 s
+    assert share_of_rest(1000, 100.0, [Peer(100.0, busy=4.0)]) == 700
+    assert share_of_rest(1000, 100.0, [Peer(100.0, busy=20.0)]) == 1000  # done before the peer is free
+    # two GPUs at 5 M states/s, 10 M left, the other busy 0.1 s: about half each, not all to the first
+    half = share_of_rest(10_000_000, 5e6, [Peer(5e6, busy=0.1)], floor=4_000_000)
+    assert 5_200_000 <= half <= 5_300_000
+    assert share_of_rest(5_200_000, 5e6, [Peer(5e6, busy=0.9)], floor=4_000_000) == 5_200_000  # no crumbs left
