@@ -30,7 +30,7 @@ from permenum.poolgen.manifest import Manifest, load_manifest
 from permenum.poolgen.write import load_partition
 from permenum.problems import StateBatch, get_problem
 from permenum.problems.base import exact
-from permenum.solver.devices import select_devices
+from permenum.solver.devices import DeviceRef, select_devices
 from permenum.solver.opencl import device_context, first_chunk, min_chunk
 from permenum.solver.registry import make_solver
 
@@ -87,14 +87,23 @@ def _resume(layout: RunLayout, manifest: Manifest, partition: int, log: TaskLog)
 class _DeviceWorker:
     """One device's solver and its own chunk sizing (its share follows its measured rate)."""
 
-    label: str
-    solver: Any
+    ref: DeviceRef
     sizer: ChunkSizer
-    is_gpu: bool
+    solver: Any = None  # built by the device's own thread: a slow build (PoCL) does not hold the GPUs back
     rate: float = 0.0  # states per kernel-second, 0 until measured
     states: int = 0
     in_flight: int = 0  # states of the chunk it runs now
     since: float = 0.0  # when that chunk was claimed (perf_counter)
+    setup_seconds: float = 0.0  # its context and kernel build
+    busy_seconds: float = 0.0  # inside its solver: host preparation, transfers and kernels
+
+    @property
+    def label(self) -> str:
+        return self.ref.label
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.ref.is_gpu
 
     def expected_rate(self, workers: "list[_DeviceWorker]") -> float:
         """Its measured rate, else that of measured devices of its kind (a second GPU like the first), else 0."""
@@ -120,12 +129,7 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
     ckpt, rejected = _resume(layout, manifest, partition, log)
     attempt = max(attempts_so_far(layout, partition), ckpt.attempt if ckpt else 0) + 1
     depth = int(manifest.data["generator"]["locked_depth"])
-    workers = [
-        _DeviceWorker(ctx.ref.label, make_solver(problem.name, ctx, manifest.n, depth, kernel, manifest.symmetry,
-                                                 count_nodes),
-                      ChunkSizer(chunk_seconds, first_chunk(ctx.ref), min_chunk(ctx.ref)), ctx.ref.is_gpu)
-        for ctx in (device_context(ref) for ref in select_devices(device))
-    ]
+    workers = [_DeviceWorker(ref, ChunkSizer(chunk_seconds, first_chunk(ref), min_chunk(ref))) for ref in select_devices(device)]
     ledger = _ledger_from(ckpt, len(batch), count_nodes, problem.counts_classes)
     for w in workers:  # kernel seconds add up over devices: their ratio is a per-device rate
         w.sizer.resume_at(ledger.prefix_end, ledger.prefix.kernel_seconds)
@@ -164,6 +168,9 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
 
     def _work(k: int) -> None:
         w = workers[k]
+        t0 = time.perf_counter()
+        w.solver = make_solver(problem.name, device_context(w.ref), manifest.n, depth, kernel, manifest.symmetry, count_nodes)
+        w.setup_seconds = time.perf_counter() - t0
         while True:
             with lock:
                 remaining = ledger.remaining_unclaimed()
@@ -182,7 +189,9 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
                 w.in_flight, w.since = claimed[1] - claimed[0], now
             start, end = claimed
             chunk = batch.take(slice(start, end))
+            t0 = time.perf_counter()
             out = w.solver(chunk)
+            w.busy_seconds += time.perf_counter() - t0
             tally = problem.tally(chunk, out.counts, out.solutions, manifest.symmetry)
             sums = Partial(tally.weighted, tally.raw, tally.classes,
                            int(np.sum(out.nodes, dtype=np.uint64)) if out.nodes is not None else None,
@@ -237,6 +246,7 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
         "kernel": kernel or "default",
         "devices": [w.label for w in workers],
         "device_states": {w.label: w.states for w in workers},
+        "device_seconds": {w.label: {"setup": w.setup_seconds, "busy": w.busy_seconds} for w in workers},
         "seconds": {
             "load": t_loaded - t_start,
             "kernel": sums.kernel_seconds,

@@ -97,6 +97,25 @@ def _split(refs: list[DeviceRef], parts: int) -> list[DeviceRef]:
     return out
 
 
+def _beside_gpus(refs: list[DeviceRef]) -> list[DeviceRef]:
+    """With GPUs in the task, a CPU device gives up one core per GPU (a sub-device) to the host threads
+    that prepare and feed the GPUs' chunks: a CPU kernel on every core slows them (PHACT's failure case)."""
+    gpus = sum(r.is_gpu for r in refs)
+    if not gpus:
+        return refs
+    out = []
+    for ref in refs:
+        units = ref.device.max_compute_units
+        if ref.device.type & cl.device_type.CPU and units > gpus:
+            try:
+                sub = ref.device.create_sub_devices([cl.device_partition_property.EQUALLY, units - gpus])[0]
+                ref = DeviceRef(ref.platform_index, ref.device_index, sub, 0)
+            except cl.Error:
+                pass  # no device fission: the whole CPU
+        out.append(ref)
+    return out
+
+
 def select_devices(spec: str | None) -> list[DeviceRef]:
     """Resolve a device spec to devices, or raise UserError naming what exists.
 
@@ -122,7 +141,7 @@ def select_devices(spec: str | None) -> list[DeviceRef]:
             raise UserError(f"no OpenCL device here builds kernels (tried: {available}); install Debian's pocl-opencl-icd")
         return working[:1]
     if spec == "all":
-        return _working(refs) or refs
+        return _beside_gpus(_working(refs) or refs)
     if spec in _TYPES:
         chosen = [r for r in refs if r.device.type & _TYPES[spec]]
         if spec == "cpu":

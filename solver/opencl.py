@@ -34,10 +34,11 @@ class DeviceContext:
     context: cl.Context
     queue: cl.CommandQueue
     _programs: dict[tuple[str, tuple[str, ...]], cl.Program] = field(default_factory=dict)
+    _build_lock: threading.Lock = field(default_factory=threading.Lock)  # per device: devices build side by side
 
     def program(self, filename: str, options: tuple[str, ...]) -> cl.Program:
         key = (filename, options)
-        with _lock:
+        with self._build_lock:
             if key not in self._programs:
                 try:
                     self._programs[key] = cl.Program(self.context, kernel_source(filename)).build(options=list(options))

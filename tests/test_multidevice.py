@@ -38,6 +38,9 @@ def test_two_sub_devices_count_exactly(tmp_path: Path, problem: str, n: int, ser
         assert len(record["devices"]) == 2
         assert sum(record["device_states"].values()) == record["states"]
         assert all(v > 0 for v in record["device_states"].values()), record["device_states"]
+        seconds = record["device_seconds"]  # each device built its kernel and ran chunks in its own thread
+        assert seconds.keys() == record["device_states"].keys()
+        assert all(s["setup"] > 0 and s["busy"] > 0 for s in seconds.values()), seconds
     assert collect(layout).total == published(series, n)
 
 

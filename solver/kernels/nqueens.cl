@@ -234,6 +234,21 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
             FINISH                                                                  \
         }                                                                           \
     }
+// The work-item's variables that LOAD_STATE sets (without BORDER the event masks are constant 0).
+#if BORDER
+#define BORDER_VARIABLES uint fl, fr, e1, e2, ev;
+#else
+#define BORDER_VARIABLES const uint fl = 0u, fr = 0u, e1 = 0u, e2 = 0u;
+#endif
+#define STATE_VARIABLES                    \
+    const uint lane = get_local_id(0);     \
+    const uint full = nq_full(n);          \
+    const uint hi = 1u << (n - 1u);        \
+    uint c, l, r, a;                       \
+    ulong cnt, nd;                         \
+    int d, last;                           \
+    uint allowed = full;                   \
+    BORDER_VARIABLES
 #define STORE_COUNT     \
     counts[i] = cnt;    \
     STORE_NODES
@@ -242,13 +257,16 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
 #else
 #define STORE_NODES
 #endif
+// The inputs of lds and fused (solver/nqueens.py uploads them: shifted masks and border events).
+#define EVENTS_KERNEL_PARAMS                                                        \
+    const uint n, const uint nstates,                                               \
+    __global const uint *cols_in, __global const uint *ld_in,                       \
+    __global const uint *rd_in, __global const uint *span_in,                       \
+    __global const uint *fl_in, __global const uint *fr_in,                         \
+    __global const uint *e1_in, __global const uint *e2_in,                         \
+    __global ulong *counts, __global ulong *nodes, volatile __global uint *next
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void nqueens_lds(const uint n, const uint nstates,
-                 __global const uint *cols_in, __global const uint *ld_in,
-                 __global const uint *rd_in, __global const uint *span_in,
-                 __global const uint *fl_in, __global const uint *fr_in,
-                 __global const uint *e1_in, __global const uint *e2_in,
-                 __global ulong *counts, __global ulong *nodes, volatile __global uint *next)
+void nqueens_lds(EVENTS_KERNEL_PARAMS)
 {
     __local uint s_a[STACK * WG];
     __local uint s_b[STACK * WG];
@@ -256,16 +274,7 @@ void nqueens_lds(const uint n, const uint nstates,
     __local uint s_l[STACK * WG];
     __local uint s_r[STACK * WG];
 #endif
-    const uint lane = get_local_id(0);
-    const uint full = nq_full(n);
-    const uint hi = 1u << (n - 1u);
-    uint c, l, r, a;
-    ulong cnt, nd;
-    int d, last;
-    uint allowed = full;
-#if BORDER
-    uint fl, fr, e1, e2, ev;
-#endif
+    STATE_VARIABLES
 #if LAST_TWO
     uint inj_l = 0u, inj_r = 0u, forced_last = 0u;
 #endif
@@ -471,26 +480,10 @@ inline uint nq_last_two(const uint n, const uint full, const uint allowed, const
 }
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void nqueens_fused(const uint n, const uint nstates,
-                   __global const uint *cols_in, __global const uint *ld_in,
-                   __global const uint *rd_in, __global const uint *span_in,
-                   __global const uint *fl_in, __global const uint *fr_in,
-                   __global const uint *e1_in, __global const uint *e2_in,
-                   __global ulong *counts, __global ulong *nodes, volatile __global uint *next)
+void nqueens_fused(EVENTS_KERNEL_PARAMS)
 {
     __local uint stack[3 * STACK * WG];  // [word][depth][lane]: candidates, ld, rd
-    const uint lane = get_local_id(0);
-    const uint full = nq_full(n);
-    const uint hi = 1u << (n - 1u);
-    uint c, l, r, a;
-    ulong cnt, nd;
-    int d, last;
-    uint allowed = full;
-#if BORDER
-    uint fl, fr, e1, e2, ev;
-#else
-    const uint fl = 0u, fr = 0u, e1 = 0u, e2 = 0u;
-#endif
+    STATE_VARIABLES
 // the root's children are counted, not entered: a state with LEAF_ROWS rows or fewer left is counted here
 #if LEAF_ROWS == 2
 #define FUSED_SMALL_STATE                                                                        \
