@@ -159,9 +159,14 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
 
     active = set(range(len(workers)))
 
+    failed = threading.Event()  # one device failed (a kernel that does not build): the others stop claiming
+
     def work(k: int) -> None:
         try:
             _work(k)
+        except BaseException:
+            failed.set()
+            raise
         finally:
             with lock:
                 active.discard(k)
@@ -179,7 +184,7 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
                 share = share_of_rest(remaining, w.expected_rate(workers), peers, w.sizer.floor)
                 size = min(w.sizer.next(max(remaining, 1)), share)
                 claimed = None
-                if size > 0 and not should_stop(w):
+                if size > 0 and not failed.is_set() and not should_stop(w):
                     claimed = ledger.claim(size)
                 if claimed is None:
                     # leave `active` under the same lock: a slower device deciding at this moment

@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import shutil
 import signal
 import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-
-if TYPE_CHECKING:
-    from permenum.solver.devices import DeviceRef
 from rich.console import Console
 
 from permenum.errors import UserError
 from permenum.jobs.chunking import DEFAULT_CHUNK_SECONDS
 from permenum.layout import RunLayout
+
+if TYPE_CHECKING:
+    from permenum.solver.devices import DeviceRef
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -99,7 +98,8 @@ def _prepare_device(device: str | None) -> None:
 @click.argument("run", type=click.Path(file_okay=False))
 @click.option("--partition", "-i", type=int, required=True)
 @click.option("--device", "-d", default=None, help="gpu | cpu | accelerator | all | PLATFORM:DEVICE")
-@click.option("--kernel", "-k", default=None, help="Kernel variant (nqueens: dfs, dsl, lds; costas: dfs, lds).")
+@click.option("--kernel", "-k", default=None,
+              help="Kernel variant (default: fused on GPUs, lds on CPUs for nqueens; README \"Kernels\" lists them).")
 @click.option("--count-nodes", is_flag=True, help="Use the node-counting build (slower).")
 @click.option("--chunk-seconds", type=float, default=DEFAULT_CHUNK_SECONDS, show_default=True,
               help="Bound on one kernel launch; a checkpoint is written after each.")
@@ -240,7 +240,7 @@ def arrays(run: str, expand: bool, out_file: str | None) -> None:
 
 def _device_target(problem: str, refs: "list[DeviceRef]", default: int) -> int:
     """Pool target of `enumerate` without -S: the problem's states per lane times the devices' lanes
-    (N-Queens 8: a GPU launch needs several states per lane or its tail dominates; Costas 1: its
+    (N-Queens 32: small states keep a GPU launch's tail short; Costas 1: its
     states are few but heavy, and its pool is costly to build), at least the pool command's default."""
     from permenum.problems import get_problem
     from permenum.solver.opencl import device_lanes

@@ -197,8 +197,6 @@ def deal_lpt(costs: np.ndarray, parts: int) -> list[np.ndarray]:
     least so far (ties: lowest index). Returns each partition's rows, largest first; costs must be > 0
     (every estimate is at least 1), so each of the first ``parts`` rows opens a partition of its own."""
     order = np.argsort(-costs.astype(np.float64), kind="stable")
-    if parts == 1:  # the loop below would take seconds per 10 M rows to say the same
-        return [order]
     heap = [(0.0, k) for k in range(parts)]
     label = np.empty(len(costs), np.int64)
     for i, cost in zip(order.tolist(), costs[order].astype(np.float64).tolist()):

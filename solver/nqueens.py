@@ -73,7 +73,7 @@ _BYTE_REVERSED = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], np.uin
 
 def _reverse_bits32(x: np.ndarray) -> np.ndarray:
     """Bit j of each uint32 moved to bit 31 - j (a byte table: no loop over bits)."""
-    return _BYTE_REVERSED[np.ascontiguousarray(x, np.uint32).view(np.uint8).reshape(-1, 4)[:, ::-1]].copy().view(np.uint32).ravel()
+    return _BYTE_REVERSED[np.ascontiguousarray(x, np.uint32).view(np.uint8).reshape(-1, 4)[:, ::-1]].view(np.uint32).ravel()
 
 
 def border_events(n: int, batch: StateBatch, symmetry: str) -> list[np.ndarray]:

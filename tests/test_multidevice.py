@@ -81,3 +81,14 @@ def test_shares_follow_measured_rates() -> None:
     half = share_of_rest(10_000_000, 5e6, [Peer(5e6, busy=0.1)], floor=4_000_000)
     assert 5_200_000 <= half <= 5_300_000
     assert share_of_rest(5_200_000, 5e6, [Peer(5e6, busy=0.9)], floor=4_000_000) == 5_200_000  # no crumbs left
+
+
+def test_chunk_sizer_leaves_no_launch_below_its_floor() -> None:
+    """A GPU's last launch is not a crumb: a remainder below the floor is taken with the chunk before it."""
+    from permenum.jobs.chunking import ChunkSizer
+
+    gpu = ChunkSizer(30.0, 100, floor=100)
+    assert gpu.next(1000) == 100
+    assert gpu.next(250) == 100  # 150 left: a launch of its own
+    assert gpu.next(150) == 150  # 50 would be left: taken now
+    assert ChunkSizer(30.0, 10).next(15) == 10  # floor 1 (a CPU): unchanged

@@ -465,13 +465,8 @@ inline uint nq_last_two(const uint n, const uint full, const uint allowed, const
                         const uint fl, const uint fr, const uint e1, const uint e2,
                         const uint nc, const uint nl, const uint nr, const uint a1, ulong *nd)
 {
-    uint a2 = ~(nc | ((nl << 1) & full) | (nr >> 1)) & allowed;
-#if BORDER
-    a2 = ~(nc | ((nl << 1) & full) | ((e1 >> (k + 1u)) & 1u) | (nr >> 1) |
-           (((e2 >> (k + 1u)) & 1u) << (n - 1u))) & allowed;
-    a2 = ((fl >> (k + 1u)) & 1u) ? 1u : a2;
-    a2 = ((fr >> (k + 1u)) & 1u) ? hi : a2;
-#endif
+    uint c2, l2, r2, a2;  // the last row, no queen placed on row k yet
+    NEXT_ROW(k + 1u, 0u, nc, nl, nr, c2, l2, r2, a2)
     const uint ways = popcount(a1) * popcount(a2) - popcount(a1 & a2) - popcount((a1 << 1) & a2) - popcount((a1 >> 1) & a2);
 #ifdef COUNT_NODES
     *nd += popcount(a1) + ways;
@@ -479,12 +474,7 @@ inline uint nq_last_two(const uint n, const uint full, const uint allowed, const
     return ways;
 }
 
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void nqueens_fused(EVENTS_KERNEL_PARAMS)
-{
-    __local uint stack[3 * STACK * WG];  // [word][depth][lane]: candidates, ld, rd
-    STATE_VARIABLES
-// the root's children are counted, not entered: a state with LEAF_ROWS rows or fewer left is counted here
+// The root's children are counted, not entered: a state with LEAF_ROWS rows or fewer left is counted at load.
 #if LEAF_ROWS == 2
 #define FUSED_SMALL_STATE                                                                        \
     if (last == 0) { cnt = popcount(a); nd += cnt; a = 0u; }                                     \
@@ -493,6 +483,11 @@ void nqueens_fused(EVENTS_KERNEL_PARAMS)
 #define FUSED_SMALL_STATE \
     if (last == 0) { cnt = popcount(a); nd += cnt; a = 0u; }
 #endif
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void nqueens_fused(EVENTS_KERNEL_PARAMS)
+{
+    __local uint stack[3 * STACK * WG];  // [word][depth][lane]: candidates, ld, rd
+    STATE_VARIABLES
     uint acc = 0u;  // completions counted since the last pop
     uint i = atomic_inc(next);
     if (i >= nstates) return;
@@ -500,17 +495,15 @@ void nqueens_fused(EVENTS_KERNEL_PARAMS)
     __local uint *top = stack + lane;  // level d's slot: stack + lane + d * WG
     for (;;) {
         if (a == 0u) {
+            cnt += acc;  // the 64-bit sum grows here, not at every step
+            acc = 0u;
             if (d == 0) {  // the state is done: take the next
-                cnt += acc;
-                acc = 0u;
                 STORE_COUNT
                 i = atomic_inc(next);
                 if (i >= nstates) return;
                 LOAD_STATE(FUSED_SMALL_STATE)
                 continue;
             }
-            cnt += acc;  // the 64-bit sum grows here, not at every step
-            acc = 0u;
             --d;  // back to the parent, minus the queen just explored
             top -= WG;
             const uint w = top[0];
@@ -549,13 +542,10 @@ void nqueens_fused(EVENTS_KERNEL_PARAMS)
         bool down = !leaf;
 #endif
 #if LOOKAHEAD
-        // the row after the child's, before the child's own queen: if it is full, so is every grandchild
-        uint after = ~(nc | ((nl << 1) & full) | (nr >> 1)) & allowed;
-#if BORDER
-        after = ~(nc | ((nl << 1) & full) | ((e1 >> (d + 2)) & 1u) | (nr >> 1) |
-                  (((e2 >> (d + 2)) & 1u) << (n - 1u))) & allowed;
-        after |= ((fl | fr) >> (d + 2)) & 1u;  // a forced row always has its queen
-#endif
+        // the row after the child's, before the child's own queen: if it is full, so is every
+        // grandchild (a forced row always has its queen)
+        uint c2, l2, r2, after;
+        NEXT_ROW((uint)(d + 2), 0u, nc, nl, nr, c2, l2, r2, after)
         down = down && (d + 2 > last || after != 0u);
 #endif
         a = down ? na : (a ^ bit);
