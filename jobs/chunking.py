@@ -14,6 +14,10 @@ from dataclasses import dataclass
 
 FIRST_CHUNK = 4096
 DEFAULT_CHUNK_SECONDS = 30.0
+#: A device measured below this fraction of its peers' combined rate takes no more chunks: it could
+#: save at most that fraction of the time, less than its host thread and cores cost the devices that
+#: do the work (a 32-core CPU beside two H200 GPUs on N-Queens: 0.1%).
+RETIRE_BELOW = 0.01
 
 
 @dataclass
@@ -59,13 +63,16 @@ def share_of_rest(remaining: int, own_rate: float, peers: list[Peer], floor: int
     each with its own tail.) A device whose own rate is not known takes an equal share; peers of
     unknown rate (a CPU on its probe chunk) do not count. 0 means: leave the rest to the others; the
     fastest device never gets 0 while states remain (the crumbs are its), so the rest is always taken.
-    A device does not leave fewer than its ``floor`` states behind (a GPU launch of crumbs is all tail).
+    A device does not leave fewer than its ``floor`` states behind (a GPU launch of crumbs is all tail),
+    and one below RETIRE_BELOW of its peers' rate gets 0.
     """
     if not peers:
         return remaining
     if own_rate <= 0:
         return -(-remaining // (len(peers) + 1))
     counted = sorted((p.busy, p.rate) for p in peers if p.rate > 0)
+    if own_rate < RETIRE_BELOW * sum(r for _, r in counted):
+        return 0
     t, rate, left = 0.0, own_rate, float(remaining)
     for busy, peer_rate in counted:  # T lies past each peer that frees up before the rest is done
         if left <= rate * (busy - t):

@@ -123,23 +123,18 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
     t_start = time.perf_counter()
     manifest = load_manifest(layout)
     problem = get_problem(manifest.problem)
-    batch = StateBatch.from_table(load_partition(layout, manifest, partition), problem.mask_names)
-    t_loaded = time.perf_counter()
-    log = TaskLog(layout.task_log(partition), partition)
-    ckpt, rejected = _resume(layout, manifest, partition, log)
-    attempt = max(attempts_so_far(layout, partition), ckpt.attempt if ckpt else 0) + 1
     depth = int(manifest.data["generator"]["locked_depth"])
     workers = [_DeviceWorker(ref, ChunkSizer(chunk_seconds, first_chunk(ref), min_chunk(ref))) for ref in select_devices(device)]
-    ledger = _ledger_from(ckpt, len(batch), count_nodes, problem.counts_classes)
-    for w in workers:  # kernel seconds add up over devices: their ratio is a per-device rate
-        w.sizer.resume_at(ledger.prefix_end, ledger.prefix.kernel_seconds)
-    resumed_from = ledger.prefix_end
-    elapsed_before = ckpt.elapsed if ckpt else 0.0
     lock = threading.Lock()
     interrupted = threading.Event()
-    log.write(f"attempt {attempt}: {len(batch)} states, starting at {resumed_from}"
-              f"{f' (+{len(ledger.ahead)} chunks done beyond)' if ledger.ahead else ''}, on "
-              + "; ".join(w.label for w in workers))
+    failed = threading.Event()  # one device failed (a kernel that does not build): the others stop claiming
+    loaded = threading.Event()  # the partition is loaded and the ledger set: devices may claim
+    active = set(range(len(workers)))
+    # set by the task's thread while the devices set themselves up, before `loaded`
+    batch: StateBatch
+    ledger: ChunkLedger
+    log: TaskLog
+    elapsed_before = 0.0
 
     def checkpoint() -> None:
         ahead = [{"start": s, "end": e, **sums.as_json()} for s, (e, sums) in sorted(ledger.ahead.items())]
@@ -157,10 +152,6 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
             interrupted.set()
         return interrupted.is_set()
 
-    active = set(range(len(workers)))
-
-    failed = threading.Event()  # one device failed (a kernel that does not build): the others stop claiming
-
     def work(k: int) -> None:
         try:
             _work(k)
@@ -173,9 +164,10 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
 
     def _work(k: int) -> None:
         w = workers[k]
-        t0 = time.perf_counter()
+        t0 = time.perf_counter()  # set-up runs while the task's thread loads the partition
         w.solver = make_solver(problem.name, device_context(w.ref), manifest.n, depth, kernel, manifest.symmetry, count_nodes)
         w.setup_seconds = time.perf_counter() - t0
+        loaded.wait()
         while True:
             with lock:
                 remaining = ledger.remaining_unclaimed()
@@ -183,6 +175,8 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
                 peers = [workers[j].as_peer(workers, now) for j in active if j != k]
                 share = share_of_rest(remaining, w.expected_rate(workers), peers, w.sizer.floor)
                 size = min(w.sizer.next(max(remaining, 1)), share)
+                if w.rate > 0 and any(p.rate <= 0 for p in peers):
+                    size = min(size, first_chunk(w.ref))  # until every rate is known, no device runs ahead alone
                 claimed = None
                 if size > 0 and not failed.is_set() and not should_stop(w):
                     claimed = ledger.claim(size)
@@ -210,14 +204,35 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
                 ledger.finish(start, end, sums)
                 if not ledger.complete:
                     checkpoint()
+            log.write(f"{w.label}: states {start}-{end}, kernel {out.kernel_seconds:.2f} s, "
+                      f"{time.perf_counter() - t0:.2f} s in all, ended {time.perf_counter() - t_start:.2f} s into the attempt")
 
     failures: list[BaseException] = []
     threads = [threading.Thread(target=_guard, args=(work, k, failures), name=f"device-{k}")
                for k in range(len(workers))]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
+    try:  # the partition loads while the devices set up
+        batch = StateBatch.from_table(load_partition(layout, manifest, partition), problem.mask_names)
+        t_loaded = time.perf_counter()
+        log = TaskLog(layout.task_log(partition), partition)
+        ckpt, rejected = _resume(layout, manifest, partition, log)
+        attempt = max(attempts_so_far(layout, partition), ckpt.attempt if ckpt else 0) + 1
+        ledger = _ledger_from(ckpt, len(batch), count_nodes, problem.counts_classes)
+        for w in workers:  # kernel seconds add up over devices: their ratio is a per-device rate
+            w.sizer.resume_at(ledger.prefix_end, ledger.prefix.kernel_seconds)
+        resumed_from = ledger.prefix_end
+        elapsed_before = ckpt.elapsed if ckpt else 0.0
+        log.write(f"attempt {attempt}: {len(batch)} states, starting at {resumed_from}"
+                  f"{f' (+{len(ledger.ahead)} chunks done beyond)' if ledger.ahead else ''}, on "
+                  + "; ".join(w.label for w in workers))
+    except BaseException:
+        failed.set()
+        raise
+    finally:
+        loaded.set()
+        for t in threads:
+            t.join()
     if failures:
         raise failures[0]
     if not ledger.complete:

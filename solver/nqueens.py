@@ -1,10 +1,10 @@
 """Host side of the N-Queens kernels: upload a batch of states, count every completion of each.
 
-Every kernel but ``lds64`` takes masks shifted to the next open row, computed here from the pool's
-absolute masks. ``fused`` (the GPU default), ``lds`` (the CPU default) and their variants serve every
-symmetry mode -- for the dihedral mode with per-state border events (:func:`border_events`);
-``lds64``/``lds64-plain`` read the absolute masks themselves; ``dsl`` and ``dfs`` only the top-down
-modes (mirror, none). All but the defaults are kept to compare (bench/NOTES.md).
+Every kernel but ``lds64`` takes masks shifted to the next open row, which a first kernel
+(``nqueens_prepare``) computes on the device from the pool's absolute masks. ``fused`` (the GPU
+default), ``lds`` (the CPU default) and their variants serve every symmetry mode -- for the dihedral
+mode with per-state border events, prepared the same way; ``lds64``/``lds64-plain`` read the absolute
+masks themselves; ``dsl`` and ``dfs`` only the top-down modes (mirror, none). All but the defaults are kept to compare (bench/NOTES.md).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import pyopencl as cl
 
 from permenum.errors import UserError
 from permenum.problems import StateBatch
-from permenum.problems.nqueens import NQueens, lowest_bit_index
-from permenum.solver.opencl import BatchCounts, DeviceContext, download, timed_launch, upload, zeros
+from permenum.problems.nqueens import NQueens
+from permenum.solver.opencl import BatchCounts, DeviceContext, download, event_seconds, timed_launch, upload, zeros
 
 @dataclass(frozen=True)
 class Variant:
@@ -45,6 +45,7 @@ VARIANTS: dict[str, Variant] = {
     "fused-l2": Variant("nqueens_fused", ("-DLEAF_ROWS=2",), reads="events", stack_words=3),
     "fused-la": Variant("nqueens_fused", ("-DLOOKAHEAD=1",), reads="events", stack_words=3),
     "fused-keep": Variant("nqueens_fused", ("-DSKIP_DEAD=0",), reads="events", stack_words=3),
+    "fused-sd": Variant("nqueens_fused", ("-DSTORE_ON_DESCENT=1",), reads="events", stack_words=3),
     "dsl": Variant("nqueens_dsl", stack_words=0),
     "dfs": Variant("nqueens_dfs", stack_words=0),
 }
@@ -57,48 +58,6 @@ def default_variant(dev: DeviceContext) -> str:
 
 GPU_WORK_GROUP = 128  # H200, lds dihedral N=20: 7.17 s vs 7.68 s at 64, 7.14 s at 256 (bench/NOTES.md)
 TOP_DOWN = ("mirror", "none")  # symmetry modes whose open rows are one block at the bottom
-
-
-def shifted_masks(n: int, batch: StateBatch) -> list[np.ndarray]:
-    """cols, ld, rd of each state's next open row (bit c: column c is attacked): the top-down kernels' input."""
-    masks, full = batch.masks, np.uint64((1 << n) - 1)
-    row = lowest_bit_index(masks["rows"]).astype(np.uint64)
-    ld = (masks["d1"] >> (np.uint64(n - 1) - row)) & full
-    rd = (masks["d2"] >> row) & full
-    return [masks["cols"].astype(np.uint32), ld.astype(np.uint32), rd.astype(np.uint32)]
-
-
-_BYTE_REVERSED = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], np.uint8)
-
-
-def _reverse_bits32(x: np.ndarray) -> np.ndarray:
-    """Bit j of each uint32 moved to bit 31 - j (a byte table: no loop over bits)."""
-    return _BYTE_REVERSED[np.ascontiguousarray(x, np.uint32).view(np.uint8).reshape(-1, 4)[:, ::-1]].view(np.uint32).ravel()
-
-
-def border_events(n: int, batch: StateBatch, symmetry: str) -> list[np.ndarray]:
-    """span, fl, fr, e1, e2 of the lds and fused kernels (nqueens.cl says what they mean), one uint32 per state.
-
-    Only the dihedral mode has queens below the open rows. A line "/" entering column n-1 at row r is
-    bit n-1+r of d2, so e2 is a shift of d2; a line "\\" entering column 0 at row r is bit n-1-r of d1,
-    so e1 is the low bits of d1 reversed. Both keep the rows after the first open one, up to the last."""
-    masks = batch.masks
-    open_rows = masks["rows"]
-    row0 = lowest_bit_index(open_rows)
-    last = n - 2 if symmetry == "dihedral" else n - 1  # the dihedral mode's bottom row is placed
-    span = np.where(open_rows != 0, row0 | (last << 8), 0xFFFF).astype(np.uint32)
-    events = [np.zeros(len(batch), np.uint32) for _ in range(4)]
-    if symmetry == "dihedral":
-        fl, fr, e1, e2 = events
-        upto_last = np.uint64((1 << (last + 1)) - 1 if last >= 0 else 0)
-        rows = upto_last & ~((np.uint64(2) << row0.clip(0, 32).astype(np.uint64)) - np.uint64(1))  # row0 < r <= last
-        low = (masks["d1"] & np.uint64((1 << (n - 1)) - 1)).astype(np.uint32)  # bits n-1-r for r >= 1
-        e1 |= ((_reverse_bits32(low).astype(np.uint64) >> np.uint64(32 - n)) & rows).astype(np.uint32)
-        e2 |= ((masks["d2"] >> np.uint64(n - 1)) & rows).astype(np.uint32)
-        for side, row in ((fl, batch.prefix[:, 2]), (fr, batch.prefix[:, 3])):  # the side queens' rows
-            row = row.astype(np.int64)
-            side |= np.where((row > row0) & (row <= last), np.uint32(1) << row.clip(0, 31).astype(np.uint32), np.uint32(0))
-    return [span, *events]
 
 
 def _fitting_work_group(dev: DeviceContext, wg: int, bytes_per_item: int) -> int:
@@ -127,7 +86,24 @@ class NQueensKernel:
         self.local = wg if dev.ref.is_gpu or spec.stack_words else None
         options = [f"-DSTACK={stack}", f"-DWG={self.local or wg}", f"-DBORDER={int(symmetry == 'dihedral')}",
                    *spec.options, *build_options] + (["-DCOUNT_NODES"] if count_nodes else [])
-        self.kernel = cl.Kernel(dev.program("nqueens.cl", tuple(options)), spec.function)
+        program = dev.program("nqueens.cl", tuple(options))
+        self.kernel = cl.Kernel(program, spec.function)
+        self.prepare = cl.Kernel(program, "nqueens_prepare")
+
+    def _prepared(self, batch: StateBatch) -> tuple[list[cl.Buffer], cl.Event]:
+        """cols, ld, rd, span, fl, fr, e1, e2 of every state (nqueens.cl says what they mean), computed on
+        the device from the pool's masks: the host only uploads columns it holds (no per-state work here,
+        so the threads that feed several GPUs do not queue on the interpreter)."""
+        dev, nstates, m = self.dev, len(batch), batch.masks
+        dihedral = self.symmetry == "dihedral"
+        sides = [np.ascontiguousarray(batch.prefix[:, k]) if dihedral else np.zeros(1, np.uint8) for k in (2, 3)]
+        ins = [upload(dev, m["cols"].astype(np.uint32, copy=False)), upload(dev, m["d1"].astype(np.uint64, copy=False)),
+               upload(dev, m["d2"].astype(np.uint64, copy=False)), upload(dev, m["rows"].astype(np.uint32, copy=False)),
+               *(upload(dev, side) for side in sides)]
+        outs = [cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, 4 * nstates) for _ in range(8)]
+        event = self.prepare(dev.queue, (nstates,), None, np.uint32(self.n), np.uint32(dihedral), np.uint32(nstates),
+                             *ins, *outs)
+        return outs, event
 
     def __call__(self, batch: StateBatch) -> BatchCounts:
         nstates = len(batch)
@@ -138,14 +114,16 @@ class NQueensKernel:
             ins = [upload(dev, batch.masks[k].astype(t)) for k, t in
                    (("cols", np.uint32), ("d1", np.uint64), ("d2", np.uint64), ("rows", np.uint32))]
             head: list[object] = [np.uint32(self.n), np.uint32(nstates)]
-        elif self.spec.reads == "events":
-            ins = [upload(dev, m) for m in shifted_masks(self.n, batch) + border_events(self.n, batch, self.symmetry)]
-            head = [np.uint32(self.n), np.uint32(nstates)]
         else:
-            ins = [upload(dev, m) for m in shifted_masks(self.n, batch)]
-            head = [np.uint32(self.n), np.uint32(self.depth), np.uint32(nstates)]
+            prepared, prep = self._prepared(batch)
+            if self.spec.reads == "events":
+                ins, head = prepared, [np.uint32(self.n), np.uint32(nstates)]
+            else:  # the top-down kernels read the first three
+                ins, head = prepared[:3], [np.uint32(self.n), np.uint32(self.depth), np.uint32(nstates)]
         counts = zeros(dev, nstates, np.uint64)
         nodes = zeros(dev, nstates if self.count_nodes else 1, np.uint64)
         seconds = timed_launch(dev, self.kernel, nstates, self.local, *head, *ins, counts, nodes, zeros(dev, 1, np.uint32))
+        if self.spec.reads != "absolute":
+            seconds += event_seconds(prep)
         return BatchCounts(download(dev, counts, nstates, np.uint64),
                            download(dev, nodes, nstates, np.uint64) if self.count_nodes else None, seconds)

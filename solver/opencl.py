@@ -16,8 +16,9 @@ import pyopencl as cl
 
 from permenum.solver.devices import DeviceRef
 
-_lock = threading.Lock()
+_lock = threading.Lock()  # guards the two dicts below, held only to look up
 _contexts: dict[tuple[int, int, int | None], "DeviceContext"] = {}
+_creating: dict[tuple[int, int, int | None], threading.Lock] = {}  # per device: contexts are made side by side
 
 
 def kernel_source(filename: str) -> str:
@@ -48,13 +49,20 @@ class DeviceContext:
 
 
 def device_context(ref: DeviceRef) -> DeviceContext:
+    """The device's one context and profiling queue, made on first use (one device's slow start,
+    PoCL's, does not hold back another's)."""
     key = ref.key
     with _lock:
-        if key not in _contexts:
-            ctx = cl.Context([ref.device])
-            queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        creating = _creating.setdefault(key, threading.Lock())
+    with creating:
+        with _lock:
+            if key in _contexts:
+                return _contexts[key]
+        ctx = cl.Context([ref.device])
+        queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        with _lock:
             _contexts[key] = DeviceContext(ref, ctx, queue)
-        return _contexts[key]
+            return _contexts[key]
 
 
 GPU_STATES_PER_LANE = 16
@@ -122,7 +130,12 @@ def timed_launch(dev: DeviceContext, kernel: cl.Kernel, nstates: int, local: int
     t0 = time.perf_counter()
     event = kernel(dev.queue, (lanes,), (local,) if local else None, *args)
     event.wait()
+    return event_seconds(event, time.perf_counter() - t0)
+
+
+def event_seconds(event: cl.Event, fallback: float = 0.0) -> float:
+    """A finished command's device seconds from its profiling info (``fallback`` where it has none)."""
     try:
         return (event.profile.end - event.profile.start) * 1e-9
     except cl.Error:
-        return time.perf_counter() - t0
+        return fallback

@@ -72,6 +72,8 @@ def test_shares_follow_measured_rates() -> None:
     slow = share_of_rest(36_000, cpu, [Peer(gpu), Peer(gpu)])
     assert slow == 507 and slow / cpu <= (36_000 - slow) / (2 * gpu) + 1e-9  # ends no later than the GPUs
     assert share_of_rest(10, cpu, [Peer(gpu)]) == 0  # too little left: the CPU stops
+    assert share_of_rest(36_000, 0.009 * gpu, [Peer(gpu)]) == 0  # under 1% of the others' rate: it retires
+    assert share_of_rest(36_000, 0.011 * gpu, [Peer(gpu)]) == 391  # just over: its share
     assert share_of_rest(1, gpu, [Peer(gpu * 0.5)]) == 1  # the fastest device takes the crumbs
     assert share_of_rest(1, gpu, [Peer(gpu)]) == 1  # equal rates: each may take them (one claim wins)
     # a peer busy for 4 s more: this device works alone until then, both end together at 7 s

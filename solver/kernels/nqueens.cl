@@ -13,6 +13,42 @@
 
 inline uint nq_full(const uint n) { return n >= 32u ? 0xffffffffu : ((1u << n) - 1u); }
 
+// The kernels' inputs, one work-item per state, from the pool's absolute masks (so the host only
+// uploads columns it already holds): cols, ld and rd of the first open row row0 (ld = d1 >> (n-1-row0),
+// rd = d2 >> row0, both cut to the board); for lds and fused also span = row0 | last << 8 (0xffff:
+// complete), and with dihedral (queens below the open rows) the border events of rows row0 < r <= last:
+// fl/fr bit r: the side queen of column 0 / n-1 sits on row r; e1 bit r: a "\" line enters column 0
+// at row r (bit n-1-r of d1); e2 bit r: a "/" line enters column n-1 at row r (bit n-1+r of d2).
+__kernel void nqueens_prepare(const uint n, const uint dihedral, const uint nstates,
+                              __global const uint *cols, __global const ulong *d1, __global const ulong *d2,
+                              __global const uint *rows, __global const uchar *side_l, __global const uchar *side_r,
+                              __global uint *c_out, __global uint *ld_out, __global uint *rd_out,
+                              __global uint *span_out, __global uint *fl_out, __global uint *fr_out,
+                              __global uint *e1_out, __global uint *e2_out)
+{
+    const uint i = get_global_id(0);
+    if (i >= nstates) return;
+    const uint full = nq_full(n);
+    const uint open = rows[i];
+    const uint row0 = open ? 31u - clz(open & (~open + 1u)) : 0u;
+    const uint last = dihedral ? n - 2u : n - 1u;  // the dihedral mode's bottom row is placed
+    c_out[i] = cols[i];
+    ld_out[i] = (uint)(d1[i] >> (n - 1u - row0)) & full;
+    rd_out[i] = (uint)(d2[i] >> row0) & full;
+    span_out[i] = open ? row0 | (last << 8) : 0xffffu;
+    uint fl = 0u, fr = 0u, e1 = 0u, e2 = 0u;
+    if (dihedral && open) {
+        for (uint r = row0 + 1u; r <= last; ++r) {
+            e1 |= (uint)((d1[i] >> (n - 1u - r)) & 1u) << r;
+            e2 |= (uint)((d2[i] >> (n - 1u + r)) & 1u) << r;
+        }
+        const uint sl = side_l[i], sr = side_r[i];
+        fl = sl > row0 && sl <= last ? 1u << sl : 0u;
+        fr = sr > row0 && sr <= last ? 1u << sr : 0u;
+    }
+    fl_out[i] = fl; fr_out[i] = fr; e1_out[i] = e1; e2_out[i] = e2;
+}
+
 // Plain bitmask depth-first search: lowest free bit first, popcount at the last row.
 __kernel void nqueens_dfs(const uint n, const uint depth, const uint nstates,
                           __global const uint *cols_in, __global const uint *ld_in,
@@ -439,6 +475,10 @@ void nqueens_lds64(const uint n, const uint nstates,
 #ifndef LEAF_ROWS
 #define LEAF_ROWS 1
 #endif
+// STORE_ON_DESCENT: the level's slot is written only when the pass descends (else on every pass).
+#ifndef STORE_ON_DESCENT
+#define STORE_ON_DESCENT 0
+#endif
 // LOOKAHEAD: a child is not entered either when the row after its own has no free square left.
 #ifndef LOOKAHEAD
 #define LOOKAHEAD 0
@@ -517,10 +557,12 @@ void nqueens_fused(EVENTS_KERNEL_PARAMS)
         const uint bit = a & (~a + 1u);
         uint nc, nl, nr, na;
         NEXT_ROW((uint)(d + 1), bit, c, l, r, nc, nl, nr, na)
+#if !STORE_ON_DESCENT
         // written whether or not the step descends: the slot is only read after a descent
         top[0] = a;
         top[STACK * WG] = l;
         top[2 * STACK * WG] = r;
+#endif
         const bool leaf = d == last - LEAF_ROWS;
 #if LEAF_ROWS == 2
         ulong leaf_nd = 0;
@@ -547,6 +589,13 @@ void nqueens_fused(EVENTS_KERNEL_PARAMS)
         uint c2, l2, r2, after;
         NEXT_ROW((uint)(d + 2), 0u, nc, nl, nr, c2, l2, r2, after)
         down = down && (d + 2 > last || after != 0u);
+#endif
+#if STORE_ON_DESCENT
+        if (down) {  // predicated stores: most passes count or skip their child
+            top[0] = a;
+            top[STACK * WG] = l;
+            top[2 * STACK * WG] = r;
+        }
 #endif
         a = down ? na : (a ^ bit);
         c = down ? nc : c;
