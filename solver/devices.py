@@ -74,6 +74,16 @@ def all_devices() -> list[DeviceRef]:
     return refs
 
 
+def _one_cpu_platform(refs: list[DeviceRef]) -> list[DeviceRef]:
+    """CPU devices of the first platform that has any: Debian's and PyPI's PoCL both expose the same
+    cores, and taking both would run two kernels on every core (and count the CPU twice in a split)."""
+    cpus = [r for r in refs if r.device.type & cl.device_type.CPU]
+    if not cpus:
+        return refs
+    first = cpus[0].platform_index
+    return [r for r in refs if not r.device.type & cl.device_type.CPU or r.platform_index == first]
+
+
 def _slurm_gpu_filter(refs: list[DeviceRef]) -> list[DeviceRef]:
     ordinal = os.environ.get("GPU_DEVICE_ORDINAL", "").strip()
     if not ordinal or os.environ.get("CUDA_VISIBLE_DEVICES"):
@@ -141,11 +151,11 @@ def select_devices(spec: str | None) -> list[DeviceRef]:
             raise UserError(f"no OpenCL device here builds kernels (tried: {available}); install Debian's pocl-opencl-icd")
         return working[:1]
     if spec == "all":
-        return _beside_gpus(_working(refs) or refs)
+        return _beside_gpus(_one_cpu_platform(_working(refs) or refs))
     if spec in _TYPES:
         chosen = [r for r in refs if r.device.type & _TYPES[spec]]
         if spec == "cpu":
-            chosen = _working(chosen) or chosen
+            chosen = _one_cpu_platform(_working(chosen) or chosen)
         if spec == "gpu":
             chosen = _slurm_gpu_filter(chosen)
         if not chosen:

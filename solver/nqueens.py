@@ -1,10 +1,11 @@
 """Host side of the N-Queens kernels: upload a batch of states, count every completion of each.
 
 Every kernel but ``lds64`` takes masks shifted to the next open row, which a first kernel
-(``nqueens_prepare``) computes on the device from the pool's absolute masks. ``fused`` (the GPU
-default), ``lds`` (the CPU default) and their variants serve every symmetry mode -- for the dihedral
-mode with per-state border events, prepared the same way; ``lds64``/``lds64-plain`` read the absolute
-masks themselves; ``dsl`` and ``dfs`` only the top-down modes (mirror, none). All but the defaults are kept to compare (bench/NOTES.md).
+(``nqueens_prepare``) computes on the device from the pool's absolute masks. ``skip`` (the default:
+its border from a table on GPUs, from events on CPUs), ``fused``, ``lds`` and their variants serve
+every symmetry mode -- for the dihedral mode with the border prepared the same way; ``lds64``/
+``lds64-plain`` read the absolute masks themselves; ``dsl`` and ``dfs`` only the top-down modes
+(mirror, none). All but the defaults are kept to compare (bench/NOTES.md).
 """
 
 from __future__ import annotations
@@ -25,8 +26,14 @@ class Variant:
 
     function: str
     options: tuple[str, ...] = ()
-    reads: str = "shifted"  # "shifted": next-row masks; "events": those plus border events; "absolute": pool masks
+    reads: str = "shifted"  # "shifted": next-row masks; "events" / "table": those plus the border (nqueens.cl's
+    # EVENTS / TABLE layouts); "absolute": pool masks
     stack_words: int = 4  # 32-bit words per level and work-item in __local memory (0: private stacks)
+    table_words: int = 0  # words per level added by the border table (dihedral mode only)
+
+    def words(self, symmetry: str) -> int:
+        """__local words per level and work-item in this symmetry mode."""
+        return self.stack_words + (self.table_words if symmetry == "dihedral" else 0)
 
     @property
     def any_mode(self) -> bool:
@@ -46,16 +53,21 @@ VARIANTS: dict[str, Variant] = {
     "fused-la": Variant("nqueens_fused", ("-DLOOKAHEAD=1",), reads="events", stack_words=3),
     "fused-keep": Variant("nqueens_fused", ("-DSKIP_DEAD=0",), reads="events", stack_words=3),
     "fused-sd": Variant("nqueens_fused", ("-DSTORE_ON_DESCENT=1",), reads="events", stack_words=3),
+    "fused-t": Variant("nqueens_fused", ("-DTABLE=1",), reads="table", stack_words=3, table_words=1),
+    "skip": Variant("nqueens_skip", ("-DTABLE=1",), reads="table", stack_words=4, table_words=1),
+    "skip-ev": Variant("nqueens_skip", reads="events", stack_words=4),
     "dsl": Variant("nqueens_dsl", stack_words=0),
     "dfs": Variant("nqueens_dfs", stack_words=0),
 }
 
 
 def default_variant(dev: DeviceContext) -> str:
-    """fused on GPUs (H200: 1.1-1.3x over lds, bench/NOTES.md), lds on CPUs (PoCL: fused 4-14% slower)."""
-    return "fused" if dev.ref.is_gpu else "lds"
+    """skip everywhere, its border read from a table on GPUs (H200, N=20 dihedral: 1.14x over the
+    events, 1.57x over fused) and from the events on CPUs (PoCL: events 1.08x over the table)."""
+    return "skip" if dev.ref.is_gpu else "skip-ev"
 
 
+LAYOUTS = {"events": 1, "table": 2}  # nqueens_prepare's border layouts (0: top-down, no border)
 GPU_WORK_GROUP = 128  # H200, lds dihedral N=20: 7.17 s vs 7.68 s at 64, 7.14 s at 256 (bench/NOTES.md)
 TOP_DOWN = ("mirror", "none")  # symmetry modes whose open rows are one block at the bottom
 
@@ -82,7 +94,7 @@ class NQueensKernel:
         self.dev, self.n, self.depth, self.count_nodes, self.spec = dev, n, depth, count_nodes, spec
         self.symmetry = symmetry
         stack = max(NQueens().levels_left(n, depth, symmetry), 1)
-        wg = wg or _fitting_work_group(dev, GPU_WORK_GROUP if dev.ref.is_gpu else 64, stack * spec.stack_words * 4)
+        wg = wg or _fitting_work_group(dev, GPU_WORK_GROUP if dev.ref.is_gpu else 64, stack * spec.words(symmetry) * 4)
         self.local = wg if dev.ref.is_gpu or spec.stack_words else None
         options = [f"-DSTACK={stack}", f"-DWG={self.local or wg}", f"-DBORDER={int(symmetry == 'dihedral')}",
                    *spec.options, *build_options] + (["-DCOUNT_NODES"] if count_nodes else [])
@@ -91,17 +103,18 @@ class NQueensKernel:
         self.prepare = cl.Kernel(program, "nqueens_prepare")
 
     def _prepared(self, batch: StateBatch) -> tuple[list[cl.Buffer], cl.Event]:
-        """cols, ld, rd, span, fl, fr, e1, e2 of every state (nqueens.cl says what they mean), computed on
-        the device from the pool's masks: the host only uploads columns it holds (no per-state work here,
-        so the threads that feed several GPUs do not queue on the interpreter)."""
+        """cols, ld, rd, span, fl, fr, e1, e2 of every state in the variant's layout (nqueens.cl says what
+        they mean), computed on the device from the pool's masks: the host only uploads columns it holds
+        (no per-state work here, so the threads that feed several GPUs do not queue on the interpreter)."""
         dev, nstates, m = self.dev, len(batch), batch.masks
         dihedral = self.symmetry == "dihedral"
-        sides = [np.ascontiguousarray(batch.prefix[:, k]) if dihedral else np.zeros(1, np.uint8) for k in (2, 3)]
+        layout = LAYOUTS[self.spec.reads] if dihedral else 0
+        border = [np.ascontiguousarray(batch.prefix[:, k]) if dihedral else np.zeros(1, np.uint8) for k in (2, 3, 1)]
         ins = [upload(dev, m["cols"].astype(np.uint32, copy=False)), upload(dev, m["d1"].astype(np.uint64, copy=False)),
                upload(dev, m["d2"].astype(np.uint64, copy=False)), upload(dev, m["rows"].astype(np.uint32, copy=False)),
-               *(upload(dev, side) for side in sides)]
+               *(upload(dev, column) for column in border)]  # left row, right row, bottom column
         outs = [cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, 4 * nstates) for _ in range(8)]
-        event = self.prepare(dev.queue, (nstates,), None, np.uint32(self.n), np.uint32(dihedral), np.uint32(nstates),
+        event = self.prepare(dev.queue, (nstates,), None, np.uint32(self.n), np.uint32(layout), np.uint32(nstates),
                              *ins, *outs)
         return outs, event
 
@@ -116,7 +129,7 @@ class NQueensKernel:
             head: list[object] = [np.uint32(self.n), np.uint32(nstates)]
         else:
             prepared, prep = self._prepared(batch)
-            if self.spec.reads == "events":
+            if self.spec.reads in LAYOUTS:
                 ins, head = prepared, [np.uint32(self.n), np.uint32(nstates)]
             else:  # the top-down kernels read the first three
                 ins, head = prepared[:3], [np.uint32(self.n), np.uint32(self.depth), np.uint32(nstates)]

@@ -12,36 +12,50 @@ from permenum.solver.nqueens import NQueensKernel
 from permenum.solver.opencl import device_context, download
 
 
-def _reference(n: int, cols: int, d1: int, d2: int, rows: int, side_l: int, side_r: int, dihedral: bool) -> list[int]:
-    """cols, ld, rd, span, fl, fr, e1, e2 of one state, square by square (nqueens.cl says what they mean)."""
+def _reference(n: int, cols: int, d1: int, d2: int, rows: int, border: tuple[int, int, int], layout: str) -> list[int]:
+    """cols, ld, rd, span, fl, fr, e1, e2 of one state in the variant's layout ("shifted": no border),
+    square by square (nqueens.cl says what they mean). ``border``: left row, right row, bottom column."""
     full = (1 << n) - 1
     row0 = (rows & -rows).bit_length() - 1 if rows else 0
-    last = n - 2 if dihedral else n - 1
+    last = n - 1 if layout == "shifted" else n - 2
+    side_l, side_r, bottom = border
+    left_below, right_below = layout != "shifted" and rows and row0 < side_l <= last, layout != "shifted" and rows and row0 < side_r <= last
+    if layout == "table":  # a side queen below row0 is placed by the kernel: its column and its line towards its square go
+        cols &= ~((1 if left_below else 0) | ((1 << (n - 1)) if right_below else 0))
+        d2 &= ~(1 << side_l) if left_below else -1  # "/" through (side_l, 0)
+        d1 &= ~(1 << (n - 1 - side_r + n - 1)) if right_below else -1  # "\" through (side_r, n-1)
     ld = sum(1 << c for c in range(n) if d1 >> (c - row0 + n - 1) & 1) & full  # "\" through (row0, c)
     rd = sum(1 << c for c in range(n) if d2 >> (c + row0) & 1) & full  # "/" through (row0, c)
     fl = fr = e1 = e2 = 0
-    if dihedral and rows:
+    if layout == "events" and rows:
         for r in range(row0 + 1, last + 1):
             e1 |= (d1 >> (0 - r + n - 1) & 1) << r  # the "\" line through (r, 0)
             e2 |= (d2 >> (n - 1 + r) & 1) << r  # the "/" line through (r, n-1)
-        fl = 1 << side_l if row0 < side_l <= last else 0
-        fr = 1 << side_r if row0 < side_r <= last else 0
+        fl = 1 << side_l if left_below else 0
+        fr = 1 << side_r if right_below else 0
+    elif layout == "table":
+        fl = bottom | (side_l if left_below else 0xFF) << 8 | (side_r if right_below else 0xFF) << 16
     span = row0 | last << 8 if rows else 0xFFFF
     return [cols, ld, rd, span, fl, fr, e1, e2]
 
 
-@pytest.mark.parametrize("n,symmetry", [(6, "dihedral"), (9, "dihedral"), (14, "dihedral"), (14, "mirror"), (9, "none")])
-def test_prepared_inputs_match_the_reference(n: int, symmetry: str) -> None:
+@pytest.mark.parametrize("n,symmetry,kernel", [(6, "dihedral", "lds"), (9, "dihedral", "lds"), (14, "dihedral", "lds"),
+                                               (6, "dihedral", "skip"), (9, "dihedral", "skip"), (14, "dihedral", "skip"),
+                                               (14, "mirror", "lds"), (9, "none", "skip")])
+def test_prepared_inputs_match_the_reference(n: int, symmetry: str, kernel: str) -> None:
     problem = get_problem("nqueens")
     states = climb(problem, n, 1500, 4.0, symmetry).states
     dev = device_context(select_devices(None)[0])
-    kernel = NQueensKernel(dev, n, states.depth, symmetry, "lds")
-    buffers, _ = kernel._prepared(states)
+    solver = NQueensKernel(dev, n, states.depth, symmetry, kernel)
+    buffers, _ = solver._prepared(states)
     got = np.stack([download(dev, b, len(states), np.uint32) for b in buffers], axis=1)
     m, dihedral = states.masks, symmetry == "dihedral"
-    sides = states.prefix[:, 2:4] if dihedral else np.zeros((len(states), 2), np.uint8)
+    layout = solver.spec.reads if dihedral else "shifted"
+    border = states.prefix[:, [2, 3, 1]] if dihedral else np.zeros((len(states), 3), np.uint8)
     want = np.array([_reference(n, int(m["cols"][i]), int(m["d1"][i]), int(m["d2"][i]), int(m["rows"][i]),
-                                int(sides[i, 0]), int(sides[i, 1]), dihedral) for i in range(len(states))], np.uint32)
+                                tuple(int(x) for x in border[i]), layout) for i in range(len(states))], np.uint32)
     assert len(states) >= 9
     assert (want[:, 3] != 0xFFFF).any() and (not dihedral or want[:, 4:].any())  # the cases the test is about occur
+    if layout == "table":  # states with a side queen below row0, and with none
+        assert ((want[:, 4] >> 8 & 0xFF) != 0xFF).any() and ((want[:, 4] >> 8 & 0xFF) == 0xFF).any()
     np.testing.assert_array_equal(got, want)

@@ -15,13 +15,23 @@ inline uint nq_full(const uint n) { return n >= 32u ? 0xffffffffu : ((1u << n) -
 
 // The kernels' inputs, one work-item per state, from the pool's absolute masks (so the host only
 // uploads columns it already holds): cols, ld and rd of the first open row row0 (ld = d1 >> (n-1-row0),
-// rd = d2 >> row0, both cut to the board); for lds and fused also span = row0 | last << 8 (0xffff:
-// complete), and with dihedral (queens below the open rows) the border events of rows row0 < r <= last:
-// fl/fr bit r: the side queen of column 0 / n-1 sits on row r; e1 bit r: a "\" line enters column 0
-// at row r (bit n-1-r of d1); e2 bit r: a "/" line enters column n-1 at row r (bit n-1+r of d2).
-__kernel void nqueens_prepare(const uint n, const uint dihedral, const uint nstates,
+// rd = d2 >> row0, both cut to the board); for lds, fused and skip also span = row0 | last << 8 (0xffff:
+// complete). With dihedral (queens below the open rows) the border comes in one of two layouts:
+// * EVENTS (lds, fused): the border events of rows row0 < r <= last: fl/fr bit r: the side queen of
+//   column 0 / n-1 sits on row r; e1 bit r: a "\" line enters column 0 at row r (bit n-1-r of d1);
+//   e2 bit r: a "/" line enters column n-1 at row r (bit n-1+r of d2).
+// * TABLE (skip, fused-t): the queens below row0 as one word in fl -- bottom column | left row << 8 |
+//   right row << 16 (0xff: that side queen is not below row0) -- from which the kernel writes each
+//   level's squares attacked from below into a table (BUILD_TABLE). A side queen below row0 is then
+//   placed like any other queen when its row comes, so its column is left out of cols and its line
+//   towards its own square (the left queen's "/", the right queen's "\") out of rd / ld.
+#define LAYOUT_TOP_DOWN 0u
+#define LAYOUT_EVENTS 1u
+#define LAYOUT_TABLE 2u
+__kernel void nqueens_prepare(const uint n, const uint layout, const uint nstates,
                               __global const uint *cols, __global const ulong *d1, __global const ulong *d2,
                               __global const uint *rows, __global const uchar *side_l, __global const uchar *side_r,
+                              __global const uchar *bottom,
                               __global uint *c_out, __global uint *ld_out, __global uint *rd_out,
                               __global uint *span_out, __global uint *fl_out, __global uint *fr_out,
                               __global uint *e1_out, __global uint *e2_out)
@@ -31,20 +41,32 @@ __kernel void nqueens_prepare(const uint n, const uint dihedral, const uint nsta
     const uint full = nq_full(n);
     const uint open = rows[i];
     const uint row0 = open ? 31u - clz(open & (~open + 1u)) : 0u;
-    const uint last = dihedral ? n - 2u : n - 1u;  // the dihedral mode's bottom row is placed
-    c_out[i] = cols[i];
-    ld_out[i] = (uint)(d1[i] >> (n - 1u - row0)) & full;
-    rd_out[i] = (uint)(d2[i] >> row0) & full;
+    const uint border = layout != LAYOUT_TOP_DOWN;
+    const uint last = border ? n - 2u : n - 1u;  // the dihedral mode's bottom row is placed
+    const uint sl = border ? side_l[i] : 0u, sr = border ? side_r[i] : 0u;
+    const bool left_below = open && border && sl > row0 && sl <= last;
+    const bool right_below = open && border && sr > row0 && sr <= last;
+    uint c = cols[i];
+    ulong dl = d1[i], dr = d2[i];
+    if (layout == LAYOUT_TABLE) {
+        c &= ~((left_below ? 1u : 0u) | (right_below ? 1u << (n - 1u) : 0u));
+        dr &= left_below ? ~(1ul << sl) : ~0ul;                     // the left queen's "/" line
+        dl &= right_below ? ~(1ul << (2u * n - 2u - sr)) : ~0ul;    // the right queen's "\" line
+    }
+    c_out[i] = c;
+    ld_out[i] = (uint)(dl >> (n - 1u - row0)) & full;
+    rd_out[i] = (uint)(dr >> row0) & full;
     span_out[i] = open ? row0 | (last << 8) : 0xffffu;
     uint fl = 0u, fr = 0u, e1 = 0u, e2 = 0u;
-    if (dihedral && open) {
+    if (layout == LAYOUT_EVENTS && open) {
         for (uint r = row0 + 1u; r <= last; ++r) {
-            e1 |= (uint)((d1[i] >> (n - 1u - r)) & 1u) << r;
-            e2 |= (uint)((d2[i] >> (n - 1u + r)) & 1u) << r;
+            e1 |= (uint)((dl >> (n - 1u - r)) & 1u) << r;
+            e2 |= (uint)((dr >> (n - 1u + r)) & 1u) << r;
         }
-        const uint sl = side_l[i], sr = side_r[i];
-        fl = sl > row0 && sl <= last ? 1u << sl : 0u;
-        fr = sr > row0 && sr <= last ? 1u << sr : 0u;
+        fl = left_below ? 1u << sl : 0u;
+        fr = right_below ? 1u << sr : 0u;
+    } else if (layout == LAYOUT_TABLE) {
+        fl = (uint)bottom[i] | (left_below ? sl : 0xffu) << 8 | (right_below ? sr : 0xffu) << 16;
     }
     fl_out[i] = fl; fr_out[i] = fr; e1_out[i] = e1; e2_out[i] = e2;
 }
@@ -236,7 +258,29 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
 // Sets up state i: its masks, the level of its last row, with BORDER its event masks by level
 // (bit d: row row0 + d); a complete state (span 0xffff) has nothing to search and counts 1.
 // FINISH: the kernel's own set-up of a state that has rows left.
-#if BORDER
+// TABLE (skip, fused-t; the prepare kernel's TABLE layout): with BORDER, each level's squares
+// attacked by the queens below row0 (and the side columns they hold) are written once per state into
+// a __local table tab[level * WG] (~full included), read once per pass instead of per-pass event
+// selects. A side queen's own row is blocked everywhere but its square (~1u or ~hi): it is placed
+// there like any other queen, its column and downward lines then follow through cols, ld and rd.
+#ifndef TABLE
+#define TABLE 0
+#endif
+#if BORDER && TABLE
+#define LOAD_BORDER                                                                 \
+    {                                                                               \
+        const uint below = fl_in[i];                                                \
+        const uint cb = below & 0xffu, sl = (below >> 8) & 0xffu, sr = (below >> 16) & 0xffu; \
+        for (int k = 0; k <= last; ++k) {                                           \
+            const uint row = row0 + (uint)k, dist = n - 1u - row;                   \
+            uint b = ~full | (cb + dist < n ? 1u << (cb + dist) : 0u) | (cb >= dist ? 1u << (cb - dist) : 0u); \
+            b |= sl == 0xffu ? 0u : row == sl ? ~1u : 1u | (1u << (sl > row ? sl - row : row - sl));       \
+            b |= sr == 0xffu ? 0u : row == sr ? ~hi : hi | (hi >> (sr > row ? sr - row : row - sr));       \
+            tab[k * WG] = b;                                                        \
+        }                                                                           \
+        allowed = ~tab[0];                                                          \
+    }
+#elif BORDER
 // a side queen still to come reserves its column through `allowed`, not through c: c is undone by
 // XOR, and the forced placement sets that column in c itself
 #define LOAD_BORDER                                                                 \
@@ -271,7 +315,9 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
         }                                                                           \
     }
 // The work-item's variables that LOAD_STATE sets (without BORDER the event masks are constant 0).
-#if BORDER
+#if BORDER && TABLE
+#define BORDER_VARIABLES
+#elif BORDER
 #define BORDER_VARIABLES uint fl, fr, e1, e2, ev;
 #else
 #define BORDER_VARIABLES const uint fl = 0u, fr = 0u, e1 = 0u, e2 = 0u;
@@ -301,6 +347,7 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
     __global const uint *fl_in, __global const uint *fr_in,                         \
     __global const uint *e1_in, __global const uint *e2_in,                         \
     __global ulong *counts, __global ulong *nodes, volatile __global uint *next
+#if !(BORDER && TABLE)  // lds reads the EVENTS layout only
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void nqueens_lds(EVENTS_KERNEL_PARAMS)
 {
@@ -387,6 +434,8 @@ void nqueens_lds(EVENTS_KERNEL_PARAMS)
         if (i >= nstates) break;
     }
 }
+
+#endif
 
 // Absolute masks: d1 bit c - r + n - 1 and d2 bit c + r are the diagonals through (r, c), 64 bits
 // each, so the queens placed below the open rows (the border of the dihedral mode) block their
@@ -483,11 +532,21 @@ void nqueens_lds64(const uint n, const uint nstates,
 #ifndef LOOKAHEAD
 #define LOOKAHEAD 0
 #endif
-#if BORDER
-// masks of level k from the parent's after placing `bit`: lines entering at k, forced rows
+// masks of level k from the parent's after placing `bit` (ld is not cut to the board: na is)
+#if BORDER && TABLE
+#if LEAF_ROWS != 1 || LOOKAHEAD
+#error "TABLE reads level k's row of the table: LEAF_ROWS 1 and no LOOKAHEAD"
+#endif
 #define NEXT_ROW(k, bit, c, l, r, nc, nl, nr, na)                                     \
     nc = (c) | (bit);                                                                 \
-    nl = ((((l) | (bit)) << 1) & full) | ((e1 >> (k)) & 1u);                          \
+    nl = ((l) | (bit)) << 1;                                                          \
+    nr = ((r) | (bit)) >> 1;                                                          \
+    na = ~(nc | nl | nr | tab[(k) * WG]) & full;
+#elif BORDER
+// lines entering at k, forced rows
+#define NEXT_ROW(k, bit, c, l, r, nc, nl, nr, na)                                     \
+    nc = (c) | (bit);                                                                 \
+    nl = (((l) | (bit)) << 1) | ((e1 >> (k)) & 1u);                                   \
     nr = (((r) | (bit)) >> 1) | (((e2 >> (k)) & 1u) << (n - 1u));                     \
     na = ~(nc | nl | nr) & allowed;                                                   \
     na = ((fl >> (k)) & 1u) ? 1u : na;                                                \
@@ -495,12 +554,13 @@ void nqueens_lds64(const uint n, const uint nstates,
 #else
 #define NEXT_ROW(k, bit, c, l, r, nc, nl, nr, na)                                     \
     nc = (c) | (bit);                                                                 \
-    nl = (((l) | (bit)) << 1) & full;                                                 \
+    nl = ((l) | (bit)) << 1;                                                          \
     nr = ((r) | (bit)) >> 1;                                                          \
     na = ~(nc | nl | nr) & allowed;
 #endif
 // Completions of the last two rows: a1 the next-to-last row's candidates at level k, from the
 // masks nc, nl, nr; the last row sees the queens above it (a queen of row k is handled by the formula).
+#if LEAF_ROWS == 2
 inline uint nq_last_two(const uint n, const uint full, const uint allowed, const uint hi, const uint k,
                         const uint fl, const uint fr, const uint e1, const uint e2,
                         const uint nc, const uint nl, const uint nr, const uint a1, ulong *nd)
@@ -513,6 +573,7 @@ inline uint nq_last_two(const uint n, const uint full, const uint allowed, const
 #endif
     return ways;
 }
+#endif
 
 // The root's children are counted, not entered: a state with LEAF_ROWS rows or fewer left is counted at load.
 #if LEAF_ROWS == 2
@@ -526,8 +587,11 @@ inline uint nq_last_two(const uint n, const uint full, const uint allowed, const
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void nqueens_fused(EVENTS_KERNEL_PARAMS)
 {
-    __local uint stack[3 * STACK * WG];  // [word][depth][lane]: candidates, ld, rd
+    __local uint stack[(3 + TABLE * BORDER) * STACK * WG];  // [word][depth][lane]: candidates, ld, rd; the TABLE
     STATE_VARIABLES
+#if TABLE && BORDER
+    __local uint *const tab = stack + 3 * STACK * WG + lane;
+#endif
     uint acc = 0u;  // completions counted since the last pop
     uint i = atomic_inc(next);
     if (i >= nstates) return;
@@ -603,5 +667,72 @@ void nqueens_fused(EVENTS_KERNEL_PARAMS)
         r = down ? nr : r;
         d += down ? 1 : 0;
         top += down ? WG : 0;
+    }
+}
+
+// skip: fused's pass, but a node whose candidates are used up is never pushed. A descent through
+// a node's last candidate leaves nothing to come back to, so its slot is not kept (the stack holds
+// only nodes with candidates left) and the pop after a subtree lands straight on the nearest
+// ancestor that still has some: no pass is spent popping through exhausted levels (fused spends
+// one per such level: 1.36x more passes than candidates at N=14-15). A slot therefore keeps the
+// node's own cols (several levels may be undone at once) next to its candidates left, ld and rd;
+// the level comes back as the number of queens in cols placed since the state's start.
+// Border: either layout (EVENTS or TABLE), read by the level as in fused.
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void nqueens_skip(EVENTS_KERNEL_PARAMS)
+{
+    __local uint stack[(4 + BORDER) * STACK * WG];  // [word][slot][lane]: candidates left, cols, ld, rd; the table
+    STATE_VARIABLES
+#if BORDER
+    __local uint *const tab = stack + 4 * STACK * WG + lane;
+#endif
+    __local uint *const base = stack + lane;
+    uint acc = 0u;  // completions counted since the last pop (at most a level's candidates per pass between pops)
+    uint i = atomic_inc(next);
+    if (i >= nstates) return;
+    LOAD_STATE(FUSED_SMALL_STATE)
+    int placed0 = (int)popcount(c);
+    __local uint *top = base;  // the next free slot
+    for (;;) {
+        if (a == 0u) {
+            cnt += acc;
+            acc = 0u;
+            if (top == base) {  // no ancestor has candidates left: the state is done
+                STORE_COUNT
+                i = atomic_inc(next);
+                if (i >= nstates) return;
+                LOAD_STATE(FUSED_SMALL_STATE)
+                placed0 = (int)popcount(c);
+                continue;
+            }
+            top -= WG;
+            a = top[0];
+            c = top[STACK * WG];
+            l = top[2 * STACK * WG];
+            r = top[3 * STACK * WG];
+            d = (int)popcount(c) - placed0;
+        }
+        const uint bit = a & (~a + 1u);
+        const uint rest = a ^ bit;
+        uint nc, nl, nr, na;
+        NEXT_ROW((uint)(d + 1), bit, c, l, r, nc, nl, nr, na)
+        // written on every pass, kept (top moves on) only by a descent that leaves candidates behind
+        top[0] = rest;
+        top[STACK * WG] = c;
+        top[2 * STACK * WG] = l;
+        top[3 * STACK * WG] = r;
+        const bool leaf = d == last - 1;
+        const uint p = leaf ? popcount(na) : 0u;
+        acc += p;
+#ifdef COUNT_NODES
+        nd += 1 + p;
+#endif
+        const bool down = !leaf && na != 0u;
+        top += down && rest != 0u ? WG : 0;
+        a = down ? na : rest;
+        c = down ? nc : c;
+        l = down ? nl : l;
+        r = down ? nr : r;
+        d += down ? 1 : 0;
     }
 }
