@@ -2,8 +2,9 @@
 # The single-GPU measurements of the closing notes, in one call on a GPU node without network:
 #   bash bench/gpu_suite.sh OUTDIR
 # 1. N-Queens kernels (bench/kernels.py, one launch each, pools of 32+ states per lane as
-#    `enumerate` builds them): N=18-20 with the default (fused, dihedral) beside lds (dihedral) and
-#    fused (mirror), node counts for N=18; N=21 (and NQ_BIG=22) with the default.
+#    `enumerate` builds them): N=18-20 with the default (skip, dihedral) beside skip-ev (border
+#    events), fused (session 3's default) and skip (mirror), node counts for N=18; N=21 (and
+#    NQ_BIG=22) with the default.
 # 2. Costas 14-20 through the whole local flow (bench/bench.py, lds).
 # 3. `permenum enumerate nqueens 21 --device gpu` and `enumerate costas 18 --device gpu` as a
 #    user runs them. Every count is checked against OEIS; every step writes its own log in OUTDIR
@@ -19,8 +20,8 @@ repo=$PWD
 pe() { (cd /tmp && python3 -m permenum.cli "$@"); }  # not from the checkout: ./permenum would shadow the install
 kern() { (cd /tmp && python3 "$repo/bench/kernels.py" --device gpu "$@"); }
 t=/tmp/permenum-runs; rm -rf $t; mkdir -p $t
-kern --nqueens 18 19 20 --variants fused:dihedral lds:dihedral fused:mirror --target-states 8600000 --nodes-upto 18 > "$out/nq-18-20.log" 2>&1
-kern --nqueens 21 ${NQ_BIG:-} --variants fused:dihedral --target-states 8600000 > "$out/nq-big.log" 2>&1
+kern --nqueens 18 19 20 --variants skip:dihedral skip-ev:dihedral fused:dihedral skip:mirror --target-states 8600000 --nodes-upto 18 > "$out/nq-18-20.log" 2>&1
+kern --nqueens 21 ${NQ_BIG:-} --variants skip:dihedral --target-states 8600000 > "$out/nq-big.log" 2>&1
 python3 bench/bench.py --device gpu --nqueens --costas 14 15 16 17 18 19 20 --costas-target 262144 --costas-kernels lds \
     > "$out/costas.log" 2>&1
 { echo "== permenum enumerate nqueens 21 --device gpu"; time pe enumerate nqueens 21 --device gpu;

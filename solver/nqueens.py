@@ -1,8 +1,8 @@
 """Host side of the N-Queens kernels: upload a batch of states, count every completion of each.
 
 Every kernel but ``lds64`` takes masks shifted to the next open row, which a first kernel
-(``nqueens_prepare``) computes on the device from the pool's absolute masks. ``skip`` (the default:
-its border from a table on GPUs, from events on CPUs), ``fused``, ``lds`` and their variants serve
+(``nqueens_prepare``) computes on the device from the pool's absolute masks. ``skip`` (the default),
+``fused``, ``lds`` and their variants serve
 every symmetry mode -- for the dihedral mode with the border prepared the same way; ``lds64``/
 ``lds64-plain`` read the absolute masks themselves; ``dsl`` and ``dfs`` only the top-down modes
 (mirror, none). All but the defaults are kept to compare (bench/NOTES.md).
@@ -62,9 +62,8 @@ VARIANTS: dict[str, Variant] = {
 
 
 def default_variant(dev: DeviceContext) -> str:
-    """skip everywhere, its border read from a table on GPUs (H200, N=20 dihedral: 1.14x over the
-    events, 1.57x over fused) and from the events on CPUs (PoCL: events 1.08x over the table)."""
-    return "skip" if dev.ref.is_gpu else "skip-ev"
+    """skip on every device (H200, N=20 dihedral: 1.57x over fused; PoCL N=15: 1.2x over lds)."""
+    return "skip"
 
 
 LAYOUTS = {"events": 1, "table": 2}  # nqueens_prepare's border layouts (0: top-down, no border)
@@ -96,7 +95,7 @@ class NQueensKernel:
         stack = max(NQueens().levels_left(n, depth, symmetry), 1)
         wg = wg or _fitting_work_group(dev, GPU_WORK_GROUP if dev.ref.is_gpu else 64, stack * spec.words(symmetry) * 4)
         self.local = wg if dev.ref.is_gpu or spec.stack_words else None
-        options = [f"-DSTACK={stack}", f"-DWG={self.local or wg}", f"-DBORDER={int(symmetry == 'dihedral')}",
+        options = [f"-DNQ_N={n}", f"-DSTACK={stack}", f"-DWG={self.local or wg}", f"-DBORDER={int(symmetry == 'dihedral')}",
                    *spec.options, *build_options] + (["-DCOUNT_NODES"] if count_nodes else [])
         program = dev.program("nqueens.cl", tuple(options))
         self.kernel = cl.Kernel(program, spec.function)
