@@ -323,8 +323,9 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
 #define BORDER_VARIABLES const uint fl = 0u, fr = 0u, e1 = 0u, e2 = 0u;
 #endif
 // NQ_N (the host sets it): the board size as a constant of the build, so that the masks derived from
-// it fold into the instructions (H200 SASS of skip: 61 instead of 70 instructions per pass).
-#ifdef NQ_N
+// it fold into the instructions (sm_90 SASS of skip: 61 instead of 70 per pass); NQ_N_RUNTIME
+// reads it from the argument instead (bench/kernels.py --options -DNQ_N_RUNTIME, to compare).
+#if defined(NQ_N) && !defined(NQ_N_RUNTIME)
 #define NQ_BOARD(n_arg) ((uint)NQ_N)
 #else
 #define NQ_BOARD(n_arg) (n_arg)
@@ -691,16 +692,15 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
 {
     __local uint stack[(4 + BORDER * TABLE) * STACK * WG];  // [word][slot][lane]: candidates left, cols, ld, rd; the table
     STATE_VARIABLES
+#if BORDER && TABLE
+    __local uint *const tab = stack + 4 * STACK * WG + lane;
+#endif
     __local uint *const base = stack + lane;
-    // the child's level as a pointer into the table (without one, only compared and counted)
-    __local uint *const tab = stack + 4 * STACK * WG * BORDER * TABLE + lane;
     uint acc = 0u;  // completions counted since the last pop (at most a level's candidates per pass between pops)
     uint i = atomic_inc(next);
     if (i >= nstates) return;
     LOAD_STATE(FUSED_SMALL_STATE)
     int placed0 = (int)popcount(c);
-    __local uint *at = tab + WG;  // the table row of the child's level
-    __local uint *leaf_at = tab + max(last, 0) * WG;  // that of the last level (children counted)
     __local uint *top = base;  // the next free slot
     for (;;) {
         if (a == 0u) {
@@ -712,8 +712,6 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
                 if (i >= nstates) return;
                 LOAD_STATE(FUSED_SMALL_STATE)
                 placed0 = (int)popcount(c);
-                at = tab + WG;
-                leaf_at = tab + max(last, 0) * WG;
                 continue;
             }
             top -= WG;
@@ -721,23 +719,18 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
             c = top[STACK * WG];
             l = top[2 * STACK * WG];
             r = top[3 * STACK * WG];
-            at = tab + ((int)popcount(c) - placed0 + 1) * WG;
+            d = (int)popcount(c) - placed0;
         }
         const uint bit = a & (~a + 1u);
         const uint rest = a ^ bit;
-#if BORDER && TABLE
-        const uint nc = c | bit, nl = (l | bit) << 1, nr = (r | bit) >> 1;
-        const uint na = ~(nc | nl | nr | at[0]) & full;
-#else
         uint nc, nl, nr, na;
-        NEXT_ROW((uint)(at - tab) / WG, bit, c, l, r, nc, nl, nr, na)
-#endif
+        NEXT_ROW((uint)(d + 1), bit, c, l, r, nc, nl, nr, na)
         // written on every pass, kept (top moves on) only by a descent that leaves candidates behind
         top[0] = rest;
         top[STACK * WG] = c;
         top[2 * STACK * WG] = l;
         top[3 * STACK * WG] = r;
-        const bool leaf = at == leaf_at;
+        const bool leaf = d == last - 1;
         const uint p = leaf ? popcount(na) : 0u;
         acc += p;
 #ifdef COUNT_NODES
@@ -749,6 +742,6 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
         c = down ? nc : c;
         l = down ? nl : l;
         r = down ? nr : r;
-        at += down ? WG : 0;
+        d += down ? 1 : 0;
     }
 }
