@@ -10,7 +10,10 @@ with very heavy states a launch may outlast the bound: choose --signal-seconds a
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+import numpy as np
 
 FIRST_CHUNK = 4096
 DEFAULT_CHUNK_SECONDS = 30.0
@@ -44,16 +47,43 @@ class ChunkSizer:
         self.size = int(max(1, min(ideal, 4 * self.size)))
 
 
+class WorkIndex:
+    """The partition's states measured in estimated work (the pool's ``est_cost``), so that devices share
+    the rest by what it costs, not by how many states it holds.
+
+    Per-state cost varies along a partition (rows are in tree order): on two H200 GPUs, N-Queens 21,
+    equal state counts took 5.84 s and 3.44 s, and shares by state count left one GPU 4.5 s behind
+    the other. The Knuth estimates summed over a chunk predicted its kernel seconds within 3% there.
+    Without estimates every state counts 1.
+    """
+
+    def __init__(self, costs: np.ndarray | None, total: int):
+        weights = np.ones(total) if costs is None else np.maximum(np.asarray(costs, np.float64), 1e-9)
+        self.cum = np.concatenate([[0.0], np.cumsum(weights)])
+
+    def between(self, start: int, end: int) -> float:
+        return float(self.cum[end] - self.cum[start])
+
+    def of(self, ranges: Iterable[tuple[int, int]]) -> float:
+        return sum(self.between(a, b) for a, b in ranges)
+
+    def states_within(self, start: int, work: float, most: int) -> int:
+        """How many states from ``start`` (at most ``most``) fit in ``work``; 0 if not even one does."""
+        end = int(np.searchsorted(self.cum, self.cum[start] + work * (1 + 1e-12), side="right")) - 1
+        return int(min(max(end - start, 0), most))
+
+
 @dataclass(frozen=True)
 class Peer:
     """Another device of the task, as the one deciding its next chunk sees it."""
 
-    rate: float  # states per second; 0: not known, not counted
+    rate: float  # work (WorkIndex) per second; 0: not known, not counted
     busy: float = 0.0  # seconds until its chunk in flight ends (0: free now)
 
 
-def share_of_rest(remaining: int, own_rate: float, peers: list[Peer], floor: int = 1) -> int:
-    """The most of the ``remaining`` unclaimed states one device of several may claim now.
+def share_of_rest(remaining: float, own_rate: float, peers: list[Peer], floor: float = 1, unit: float = 1) -> float:
+    """The most of the ``remaining`` unclaimed work one device of several may claim now (in the units
+    of the rates: states, or a WorkIndex's estimated work).
 
     PHACT's rule, rate-proportional shares, with the chunks still in flight accounted for: the share
     ends at the moment T when this device and its peers -- each joining once its own chunk ends --
@@ -63,13 +93,13 @@ def share_of_rest(remaining: int, own_rate: float, peers: list[Peer], floor: int
     each with its own tail.) A device whose own rate is not known takes an equal share; peers of
     unknown rate (a CPU on its probe chunk) do not count. 0 means: leave the rest to the others; the
     fastest device never gets 0 while states remain (the crumbs are its), so the rest is always taken.
-    A device does not leave fewer than its ``floor`` states behind (a GPU launch of crumbs is all tail),
-    and one below RETIRE_BELOW of its peers' rate gets 0.
+    A device does not leave less than its ``floor`` behind (a GPU launch of crumbs is all tail), one
+    below RETIRE_BELOW of its peers' rate gets 0, and a share below ``unit`` (one state) counts as 0.
     """
     if not peers:
         return remaining
     if own_rate <= 0:
-        return -(-remaining // (len(peers) + 1))
+        return remaining / (len(peers) + 1)
     counted = sorted((p.busy, p.rate) for p in peers if p.rate > 0)
     if own_rate < RETIRE_BELOW * sum(r for _, r in counted):
         return 0
@@ -79,7 +109,9 @@ def share_of_rest(remaining: int, own_rate: float, peers: list[Peer], floor: int
             break
         left -= rate * max(busy - t, 0.0)
         t, rate = max(t, busy), rate + peer_rate
-    share = min(int(own_rate * (t + left / rate)), remaining)
-    if share > 0 and remaining - share < floor:
+    share = min(own_rate * (t + left / rate), remaining)
+    if share >= unit and remaining - share < floor:
         return remaining
-    return share if share > 0 or own_rate < max((r for _, r in counted), default=0.0) else remaining
+    if share >= unit:
+        return share
+    return 0 if own_rate < max((r for _, r in counted), default=0.0) else remaining

@@ -61,6 +61,15 @@ class ChunkLedger:
         skipped = sum(end - start for start, (end, _) in self.ahead.items() if start >= self.cursor)
         return self.total - self.cursor - skipped
 
+    def unclaimed_ranges(self) -> list[tuple[int, int]]:
+        """The ranges still to be claimed, in order (the gaps between chunks finished earlier)."""
+        out, at = [], self.cursor
+        for start in sorted(s for s in self.ahead if s >= self.cursor):
+            if start > at:
+                out.append((at, start))
+            at = max(at, self.ahead[start][0])
+        return out + ([(at, self.total)] if at < self.total else [])
+
     def claim(self, size: int) -> tuple[int, int] | None:
         while self.cursor in self.ahead:  # done in an earlier attempt
             self.cursor = self.ahead[self.cursor][0]

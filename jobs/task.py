@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from permenum.checkpoints import Checkpoint, CheckpointError, load_checkpoint, quarantine, save_checkpoint
-from permenum.jobs.chunking import DEFAULT_CHUNK_SECONDS, ChunkSizer, Peer, share_of_rest
+from permenum.jobs.chunking import DEFAULT_CHUNK_SECONDS, ChunkSizer, Peer, WorkIndex, share_of_rest
 from permenum.jobs.environment import TaskEnvironment
 from permenum.jobs.partial import ChunkLedger, Partial
 from permenum.jobs.results import attempts_so_far, write_failure, write_result
@@ -90,9 +90,9 @@ class _DeviceWorker:
     ref: DeviceRef
     sizer: ChunkSizer
     solver: Any = None  # built by the device's own thread: a slow build (PoCL) does not hold the GPUs back
-    rate: float = 0.0  # states per kernel-second, 0 until measured
+    rate: float = 0.0  # estimated work (WorkIndex) per kernel-second, 0 until measured
     states: int = 0
-    in_flight: int = 0  # states of the chunk it runs now
+    in_flight: float = 0.0  # estimated work of the chunk it runs now
     since: float = 0.0  # when that chunk was claimed (perf_counter)
     setup_seconds: float = 0.0  # its context and kernel build
     busy_seconds: float = 0.0  # inside its solver: host preparation, transfers and kernels
@@ -132,6 +132,7 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
     active = set(range(len(workers)))
     # set by the task's thread while the devices set themselves up, before `loaded`
     batch: StateBatch
+    work: WorkIndex
     ledger: ChunkLedger
     log: TaskLog
     elapsed_before = 0.0
@@ -169,12 +170,16 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
         w.setup_seconds = time.perf_counter() - t0
         loaded.wait()
         while True:
-            with lock:
+            with lock:  # shares in estimated work, chunk sizes (time bound, GPU floor) in states
                 remaining = ledger.remaining_unclaimed()
+                rest = work.of(ledger.unclaimed_ranges())
                 now = time.perf_counter()
                 peers = [workers[j].as_peer(workers, now) for j in active if j != k]
-                share = share_of_rest(remaining, w.expected_rate(workers), peers, w.sizer.floor)
-                size = min(w.sizer.next(max(remaining, 1)), share)
+                floor = work.between(ledger.cursor, min(ledger.cursor + w.sizer.floor, ledger.total))
+                unit = work.between(ledger.cursor, min(ledger.cursor + 1, ledger.total))
+                share = share_of_rest(rest, w.expected_rate(workers), peers, floor, unit)
+                size = min(w.sizer.next(max(remaining, 1)),
+                           remaining if share >= rest else work.states_within(ledger.cursor, share, remaining))
                 if w.rate > 0 and any(p.rate <= 0 for p in peers):
                     size = min(size, first_chunk(w.ref))  # until every rate is known, no device runs ahead alone
                 claimed = None
@@ -185,7 +190,7 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
                     # must not count on this one to take the tail (both quit, the task stopped short)
                     active.discard(k)
                     return
-                w.in_flight, w.since = claimed[1] - claimed[0], now
+                w.in_flight, w.since = work.between(*claimed), now
             start, end = claimed
             chunk = batch.take(slice(start, end))
             t0 = time.perf_counter()
@@ -197,10 +202,10 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
                            out.kernel_seconds, out.solutions.tolist() if out.solutions is not None else None, 1)
             with lock:
                 w.sizer.observe(end - start, out.kernel_seconds)
-                measured = (end - start) / max(out.kernel_seconds, 1e-9)
+                measured = work.between(start, end) / max(out.kernel_seconds, 1e-9)
                 w.rate = measured if w.rate == 0 else 0.5 * (w.rate + measured)
                 w.states += end - start
-                w.in_flight = 0
+                w.in_flight = 0.0
                 ledger.finish(start, end, sums)
                 if not ledger.complete:
                     checkpoint()
@@ -213,7 +218,10 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
     for t in threads:
         t.start()
     try:  # the partition loads while the devices set up
-        batch = StateBatch.from_table(load_partition(layout, manifest, partition), problem.mask_names)
+        table = load_partition(layout, manifest, partition)
+        batch = StateBatch.from_table(table, problem.mask_names)
+        work = WorkIndex(table.column("est_cost").to_numpy() if "est_cost" in table.column_names else None, len(batch))
+        del table
         t_loaded = time.perf_counter()
         log = TaskLog(layout.task_log(partition), partition)
         ckpt, rejected = _resume(layout, manifest, partition, log)

@@ -67,13 +67,13 @@ def test_shares_follow_measured_rates() -> None:
 
     assert share_of_rest(1000, 5.0, []) == 1000  # alone: everything
     assert share_of_rest(1000, 0.0, [Peer(100.0)]) == 500  # own rate not yet measured: an equal share
-    assert share_of_rest(1000, 50.0, [Peer(0.0), Peer(100.0)]) == 333  # a device still on its probe does not count
+    assert int(share_of_rest(1000, 50.0, [Peer(0.0), Peer(100.0)])) == 333  # a device still on its probe does not count
     gpu, cpu = 3500.0, 100.0
     slow = share_of_rest(36_000, cpu, [Peer(gpu), Peer(gpu)])
-    assert slow == 507 and slow / cpu <= (36_000 - slow) / (2 * gpu) + 1e-9  # ends no later than the GPUs
+    assert int(slow) == 507 and slow / cpu <= (36_000 - slow) / (2 * gpu) + 1e-9  # ends no later than the GPUs
     assert share_of_rest(10, cpu, [Peer(gpu)]) == 0  # too little left: the CPU stops
     assert share_of_rest(36_000, 0.009 * gpu, [Peer(gpu)]) == 0  # under 1% of the others' rate: it retires
-    assert share_of_rest(36_000, 0.011 * gpu, [Peer(gpu)]) == 391  # just over: its share
+    assert int(share_of_rest(36_000, 0.011 * gpu, [Peer(gpu)])) == 391  # just over: its share
     assert share_of_rest(1, gpu, [Peer(gpu * 0.5)]) == 1  # the fastest device takes the crumbs
     assert share_of_rest(1, gpu, [Peer(gpu)]) == 1  # equal rates: each may take them (one claim wins)
     # a peer busy for 4 s more: this device works alone until then, both end together at 7 s
@@ -83,6 +83,27 @@ def test_shares_follow_measured_rates() -> None:
     half = share_of_rest(10_000_000, 5e6, [Peer(5e6, busy=0.1)], floor=4_000_000)
     assert 5_200_000 <= half <= 5_300_000
     assert share_of_rest(5_200_000, 5e6, [Peer(5e6, busy=0.9)], floor=4_000_000) == 5_200_000  # no crumbs left
+
+
+def test_shares_are_measured_in_estimated_work() -> None:
+    """Devices share the rest by its estimated cost: a range of heavy states is a small chunk."""
+    import numpy as np
+
+    from permenum.jobs.chunking import Peer, WorkIndex, share_of_rest
+    from permenum.jobs.partial import ChunkLedger, Partial
+
+    work = WorkIndex(np.array([10.0] * 4 + [1.0] * 16), 20)  # 40 + 16
+    assert work.between(0, 4) == 40 and work.of([(0, 2), (18, 20)]) == 22
+    assert work.states_within(0, 28, most=20) == 2  # two heavy states fit in 28, not three
+    assert work.states_within(4, 28, most=20) == 16  # every light one
+    assert work.states_within(0, 5, most=20) == 0  # not even one
+    assert WorkIndex(None, 5).states_within(1, 3, most=10) == 3  # no estimates: states
+    ledger = ChunkLedger(20, 0, Partial(), {6: (9, Partial())})  # 6..9 done in an earlier attempt
+    assert ledger.claim(2) == (0, 2) and ledger.unclaimed_ranges() == [(2, 6), (9, 20)]
+    rest = work.of(ledger.unclaimed_ranges())
+    assert rest == 20 + 2 + 11
+    # two devices of one rate: half of the rest's work each, whatever the state counts
+    assert share_of_rest(rest, 10.0, [Peer(10.0)]) == rest / 2
 
 
 def test_chunk_sizer_leaves_no_launch_below_its_floor() -> None:
