@@ -152,7 +152,8 @@ def write_pool(layout: RunLayout, settings: PoolSettings) -> tuple[Manifest, boo
     for index, idx in enumerate(groups):
         path = layout.partition_file(index)
         table = states.take(idx).to_table().append_column("est_cost", pa.array(costs[idx], pa.float32()))
-        write_atomic(path, lambda tmp, t=table: pq.write_table(t, tmp, compression="zstd", compression_level=3))
+        write_atomic(path, lambda tmp, t=table: pq.write_table(t, tmp, compression="zstd", compression_level=3,
+                                                                use_dictionary=False))
         parts.append(
             {
                 "index": index,
