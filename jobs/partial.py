@@ -58,8 +58,7 @@ class ChunkLedger:
         self._fold()
 
     def remaining_unclaimed(self) -> int:
-        skipped = sum(end - start for start, (end, _) in self.ahead.items() if start >= self.cursor)
-        return self.total - self.cursor - skipped
+        return sum(end - start for start, end in self.unclaimed_ranges())
 
     def unclaimed_ranges(self) -> list[tuple[int, int]]:
         """The ranges still to be claimed, in order (the gaps between chunks finished earlier)."""

@@ -322,16 +322,7 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
 #else
 #define BORDER_VARIABLES const uint fl = 0u, fr = 0u, e1 = 0u, e2 = 0u;
 #endif
-// NQ_N (the host sets it): the board size as a constant of the build, so that the masks derived from
-// it fold into the instructions (sm_90 SASS of skip: 61 instead of 70 per pass); NQ_N_RUNTIME
-// reads it from the argument instead (bench/kernels.py --options -DNQ_N_RUNTIME, to compare).
-#if defined(NQ_N) && !defined(NQ_N_RUNTIME)
-#define NQ_BOARD(n_arg) ((uint)NQ_N)
-#else
-#define NQ_BOARD(n_arg) (n_arg)
-#endif
 #define STATE_VARIABLES                    \
-    const uint n = NQ_BOARD(n_arg);        \
     const uint lane = get_local_id(0);     \
     const uint full = nq_full(n);          \
     const uint hi = 1u << (n - 1u);        \
@@ -350,7 +341,7 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
 #endif
 // The inputs of lds and fused (solver/nqueens.py uploads them: shifted masks and border events).
 #define EVENTS_KERNEL_PARAMS                                                        \
-    const uint n_arg, const uint nstates,                                           \
+    const uint n, const uint nstates,                                               \
     __global const uint *cols_in, __global const uint *ld_in,                       \
     __global const uint *rd_in, __global const uint *span_in,                       \
     __global const uint *fl_in, __global const uint *fr_in,                         \
