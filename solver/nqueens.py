@@ -17,7 +17,7 @@ import pyopencl as cl
 
 from permenum.errors import UserError
 from permenum.problems import StateBatch
-from permenum.problems.nqueens import NQueens
+from permenum.problems.nqueens import NQueens, edge_inputs
 from permenum.solver.opencl import BatchCounts, DeviceContext, download, event_seconds, timed_launch, upload, zeros
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class Variant:
 
     def words(self, symmetry: str) -> int:
         """__local words per level and work-item in this symmetry mode."""
-        return self.stack_words + (self.table_words if symmetry == "dihedral" else 0)
+        return self.stack_words + (self.table_words if symmetry in ("dihedral", "edges") else 0)
 
     @property
     def any_mode(self) -> bool:
@@ -67,6 +67,8 @@ def default_variant(dev: DeviceContext) -> str:
 
 
 LAYOUTS = {"events": 1, "table": 2}  # nqueens_prepare's border layouts (0: top-down, no border)
+LAYOUT_EDGES = 3  # top-down masks and the edges mode's word (t, column 0's and n-1's rows)
+EDGES_VARIANT = "skip"  # the one kernel with the edges mode's table and leaf weights
 GPU_WORK_GROUP = 128  # H200, lds dihedral N=20: 7.17 s vs 7.68 s at 64, 7.14 s at 256 (bench/NOTES.md)
 TOP_DOWN = ("mirror", "none")  # symmetry modes whose open rows are one block at the bottom
 
@@ -88,6 +90,8 @@ class NQueensKernel:
         if variant == "lds2" and n > 30:
             raise UserError("nqueens kernel 'lds2' keeps two flags in a 32-bit word: n <= 30 (use lds)")
         spec = VARIANTS[variant]
+        if symmetry == "edges" and variant != EDGES_VARIANT:
+            raise UserError(f"nqueens kernel {variant!r} has no symmetry 'edges' (use {EDGES_VARIANT})")
         if not spec.any_mode and symmetry not in TOP_DOWN:
             raise UserError(f"nqueens kernel {variant!r} needs symmetry {' or '.join(TOP_DOWN)}; use lds for {symmetry}")
         self.dev, self.n, self.depth, self.count_nodes, self.spec = dev, n, depth, count_nodes, spec
@@ -96,7 +100,8 @@ class NQueensKernel:
         wg = wg or _fitting_work_group(dev, GPU_WORK_GROUP if dev.ref.is_gpu else 64, stack * spec.words(symmetry) * 4)
         self.local = wg if dev.ref.is_gpu or spec.stack_words else None
         options = [f"-DSTACK={stack}", f"-DWG={self.local or wg}", f"-DBORDER={int(symmetry == 'dihedral')}",
-                   *spec.options, *build_options] + (["-DCOUNT_NODES"] if count_nodes else [])
+                   *spec.options, *build_options] + (["-DCOUNT_NODES"] if count_nodes else []) + (
+                   ["-DEDGES=1"] if symmetry == "edges" else [])
         program = dev.program("nqueens.cl", tuple(options))
         self.kernel = cl.Kernel(program, spec.function)
         self.prepare = cl.Kernel(program, "nqueens_prepare")
@@ -106,9 +111,13 @@ class NQueensKernel:
         they mean), computed on the device from the pool's masks: the host only uploads columns it holds
         (no per-state work here, so the threads that feed several GPUs do not queue on the interpreter)."""
         dev, nstates, m = self.dev, len(batch), batch.masks
-        dihedral = self.symmetry == "dihedral"
-        layout = LAYOUTS[self.spec.reads] if dihedral else 0
-        border = [np.ascontiguousarray(batch.prefix[:, k]) if dihedral else np.zeros(1, np.uint8) for k in (2, 3, 1)]
+        if self.symmetry == "dihedral":
+            layout = LAYOUTS[self.spec.reads]
+            border = [np.ascontiguousarray(batch.prefix[:, k]) for k in (2, 3, 1)]
+        elif self.symmetry == "edges":
+            layout, border = LAYOUT_EDGES, list(edge_inputs(self.n, batch.prefix))
+        else:
+            layout, border = 0, [np.zeros(1, np.uint8)] * 3
         ins = [upload(dev, m["cols"].astype(np.uint32, copy=False)), upload(dev, m["d1"].astype(np.uint64, copy=False)),
                upload(dev, m["d2"].astype(np.uint64, copy=False)), upload(dev, m["rows"].astype(np.uint32, copy=False)),
                *(upload(dev, column) for column in border)]  # left row, right row, bottom column

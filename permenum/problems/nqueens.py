@@ -21,6 +21,18 @@ Symmetry modes:
   tuple), weighted by its orbit size 8/|stabiliser|. Every solution has exactly one border
   configuration and a symmetry g maps the completions of B one to one onto those of g(B), so the
   weighted sum counts every solution once. The open rows are then rows 1..n-2 less the side queens'.
+* ``edges`` (Takaken's bounds, the same border orbits searched top-down): no border is placed in
+  advance -- fixing all four border queens first repeats the upper rows' search for every bottom and
+  side queen (N-Queens 14: 1.6x more nodes than this). Row 0's queen sits at column t, and a
+  canonical border has every border queen at least t from the corners along its side: columns 0
+  and n-1 are ruled out above row t and below row n-1-t, the last row outside columns t..n-1-t (and
+  row n-1-t must take column 0 or n-1 if that column is still empty). The kernel weights each
+  solution by its border's orbit (:func:`border_weight`: 8 unless a border queen ties with t; 0
+  when a tie makes another image smaller), so these states have weight 1. A queen in a corner
+  (t = 0) cannot tie that way: with (0, 0) taken, a solution and its transpose differ in where
+  row 1's queen (column c1) and column 1's queen (row r1 != c1) sit, and the one with r1 > c1 is
+  kept: column 1 is ruled out on rows 2..c1, weight 8 (the 4 corners times the transpose).
+  Prefix: the column of each placed row from the top, as in mirror; every state starts at depth 2.
 
 ``prefix``: the column of each placed row from the top (none, mirror); for dihedral the border
 tuple, then the columns placed in the open rows in row order. A state that is complete while
@@ -31,6 +43,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from permenum.errors import UserError
 from permenum.problems.base import Problem, StateBatch
 
 MAX_N = 32  # the kernels keep a row in one 32-bit mask and each diagonal family in 64 bits
@@ -123,6 +136,64 @@ def border_configurations(n: int) -> tuple[np.ndarray, np.ndarray]:
     return tuples, orbit
 
 
+def border_weight(n: int, t: np.ndarray, b: np.ndarray, l: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """(rows,) uint8: the orbit size of border tuple (top column, bottom column, left row, right row)
+    when it is the smallest of its 8 images, else 0 -- for borders of four distinct queens (no
+    corner). nqueens.cl's nq_border_weight is the same formula list."""
+    m = n - 1
+    t, b, l, r = (np.asarray(x, np.int64) for x in (t, b, l, r))
+
+    def key(a: np.ndarray, c: np.ndarray, e: np.ndarray, f: np.ndarray) -> np.ndarray:
+        return ((a * n + c) * n + e) * n + f
+
+    own = key(t, b, l, r)
+    images = [key(m - l, m - r, b, t), key(m - b, m - t, m - r, m - l), key(r, l, m - t, m - b),
+              key(m - t, m - b, r, l), key(b, t, m - l, m - r), key(l, r, t, b), key(m - r, m - l, m - b, m - t)]
+    smaller = np.any([k < own for k in images], axis=0)
+    fixed = 1 + np.sum([k == own for k in images], axis=0)  # the stabiliser's size
+    return np.where(smaller, 0, 8 // fixed).astype(np.uint8)
+
+
+def edge_weight(n: int, prefix: np.ndarray) -> np.ndarray:
+    """(rows,) uint8: :func:`border_weight` of complete edges-mode states (prefix: every row's column)."""
+    p = prefix[:, :n].astype(np.int64)
+    return border_weight(n, p[:, 0], p[:, n - 1], np.argmax(p == 0, axis=1), np.argmax(p == n - 1, axis=1))
+
+
+def edge_inputs(n: int, prefix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What the kernel needs of an edges-mode state (uint8 each): the row of column 0's queen and of
+    column n-1's (255: not placed yet) -- for a corner state, c1 instead of the latter -- and t."""
+    t = np.ascontiguousarray(prefix[:, 0])
+
+    def row_of(col: int) -> np.ndarray:
+        hit = prefix == col
+        return np.where(hit.any(axis=1), np.argmax(hit, axis=1), 255).astype(np.uint8)
+
+    right = np.where(t == 0, prefix[:, 1], row_of(n - 1)).astype(np.uint8) if prefix.shape[1] > 1 else row_of(n - 1)
+    return row_of(0), right, t
+
+
+def edge_available(n: int, prefix: np.ndarray, masks: dict[str, np.ndarray], free: np.ndarray) -> np.ndarray:
+    """``free`` (the next open row's free squares) less the edges mode's static rules (nqueens.cl's
+    EDGES table, square for square): see the module's docstring."""
+    m, full = n - 1, _full(n)
+    rows = masks["rows"]
+    row = lowest_bit_index(rows)
+    t = prefix[:, 0].astype(np.int64)
+    corner = t == 0
+    c1 = prefix[:, 1].astype(np.int64) if prefix.shape[1] > 1 else np.zeros_like(t)
+    ends = np.uint32(1) | (np.uint32(1) << np.uint32(m))
+    band = ((np.uint32(1) << (m - t + 1).astype(np.uint32)) - np.uint32(1)) & ~((np.uint32(1) << t.astype(np.uint32)) - np.uint32(1))
+    out = np.where(~corner & ((row < t) | (row > m - t)), free & ~ends, free)
+    out = np.where(~corner & (row == m), out & band, out)
+    out = np.where(corner & (row >= 2) & (row <= c1), out & ~np.uint32(2), out)
+    force = ~corner & (row == m - t) & (rows != 0)
+    cols = masks["cols"]
+    out = np.where(force & ((cols & np.uint32(1)) == 0), out & np.uint32(1), out)
+    out = np.where(force & ((cols >> np.uint32(m)) & np.uint32(1) == 0), out & (np.uint32(1) << np.uint32(m)), out)
+    return np.where(rows != 0, out & full, np.uint32(0)).astype(np.uint32)
+
+
 class NQueens(Problem):
     name = "nqueens"
     min_n = 1
@@ -130,21 +201,26 @@ class NQueens(Problem):
     total_series = "nqueens_total"
     classes_series = "nqueens_unique"
     mask_names = ("cols", "d1", "d2", "rows")
-    symmetry_modes = ("dihedral", "mirror", "none")
+    symmetry_modes = ("dihedral", "edges", "mirror", "none")
     states_per_lane = 32  # smaller states, shorter launch tails (H200, N=20: 11.7 M states 1.6x faster than 1.3 M)
     default_symmetry = "dihedral"
 
     def levels_left(self, n: int, depth: int, symmetry: str) -> int:
-        # dihedral: the prefix holds 4 border entries for at least 2 rows (top, bottom)
+        # dihedral: the prefix holds 4 border entries for at least 2 rows (top, bottom); edges: top-down
         return max(n - depth + (BORDER - 2 if symmetry == "dihedral" else 0), 0)
 
     def complete(self, n: int, batch: StateBatch) -> bool:
         return not np.any(batch.masks["rows"])
 
-    def _alive(self, n: int, batch: StateBatch) -> StateBatch:
+    def _alive(self, n: int, batch: StateBatch, symmetry: str) -> StateBatch:
         """Keep states that are complete or whose next open row still has a free square."""
-        keep = (batch.masks["rows"] == 0) | (available(n, batch.masks) != 0)
+        keep = (batch.masks["rows"] == 0) | (self.available(n, batch, symmetry) != 0)
         return batch if keep.all() else batch.take(np.nonzero(keep)[0])
+
+    def available(self, n: int, batch: StateBatch, symmetry: str) -> np.ndarray:
+        """(rows,) uint32: the squares each state's next open row may take in this mode."""
+        free = available(n, batch.masks)
+        return edge_available(n, batch.prefix, batch.masks, free) if symmetry == "edges" else free
 
     def root(self, n: int, symmetry: str) -> StateBatch:
         self.check_n(n)
@@ -157,15 +233,33 @@ class NQueens(Problem):
             for row, col in ((np.zeros(k, np.int64), tuples[:, 0]), (last, tuples[:, 1]),
                              (tuples[:, 2], np.zeros(k, np.int64)), (tuples[:, 3], last)):
                 masks = occupy(n, masks, row, col)  # a shared corner is simply occupied twice
-            return self._alive(n, StateBatch(tuples.astype(np.uint8), orbit, masks))
+            return self._alive(n, StateBatch(tuples.astype(np.uint8), orbit, masks), symmetry)
+        if symmetry == "edges":
+            return self._edges_root(n)
         cols = np.arange(n) if symmetry == "none" else np.arange((n + 1) // 2)
         weight = np.where((symmetry == "none") | (cols * 2 + 1 == n), 1, 2).astype(np.uint8)
         masks = place(n, _empty(n, len(cols)), cols)
-        return self._alive(n, StateBatch(cols.astype(np.uint8)[:, None], weight, masks))
+        return self._alive(n, StateBatch(cols.astype(np.uint8)[:, None], weight, masks), symmetry)
+
+    def _edges_root(self, n: int) -> StateBatch:
+        """Depth-2 states: the corner queen with row 1's queen at c1 >= 2 (weight 8), and row 0 at each
+        t with t < n-1-t, expanded once by the mode's rules (weight 1; the kernel weights solutions)."""
+        if n >= 32:
+            raise UserError("nqueens: symmetry 'edges' keeps a flag in bit 31 of a row: n <= 31 (use dihedral)")
+        if n == 1:
+            return StateBatch(np.zeros((1, 1), np.uint8), np.ones(1, np.uint8), place(n, _empty(n, 1), np.zeros(1, np.int64)))
+        c1 = np.arange(2, n - 1)
+        corner = np.stack([np.zeros_like(c1), c1], axis=1)
+        masks = place(n, place(n, _empty(n, len(c1)), corner[:, 0]), c1)
+        corners = StateBatch(corner.astype(np.uint8), np.full(len(c1), 8, np.uint8), masks)
+        t = np.arange(1, n)
+        t = t[t < n - 1 - t]
+        tops = StateBatch(t.astype(np.uint8)[:, None], np.ones(len(t), np.uint8), place(n, _empty(n, len(t)), t))
+        return self._alive(n, StateBatch.concat([corners, self.expand(n, tops, "edges")]), "edges")
 
     def expand(self, n: int, batch: StateBatch, symmetry: str) -> StateBatch:
         # complete states are carried with PAD, even in a slice of only complete ones (poolgen.generate)
-        avail = available(n, batch.masks)
+        avail = self.available(n, batch, symmetry)
         has = (avail[:, None] >> np.arange(n, dtype=np.uint32)[None, :]) & np.uint32(1)
         done = batch.masks["rows"] == 0
         has = np.concatenate([has, done[:, None].astype(np.uint32)], axis=1)  # the last column: carried over
@@ -177,4 +271,12 @@ class NQueens(Problem):
             masks[k][grow] = placed[k]
         value = np.where(grow, col, PAD).astype(np.uint8)
         prefix = np.concatenate([batch.prefix[parent], value[:, None]], axis=1)
-        return self._alive(n, StateBatch(prefix, batch.weight[parent], masks))
+        weight = batch.weight[parent]
+        if symmetry == "edges":  # a state completed here is counted with its border's orbit (corners: 8)
+            done_now = np.nonzero(grow & (masks["rows"] == 0) & (prefix[:, 0] != 0))[0]
+            if len(done_now):
+                weight[done_now] = edge_weight(n, prefix[done_now])
+            if not np.all(weight):
+                keep = np.nonzero(weight)[0]
+                return self._alive(n, StateBatch(prefix[keep], weight[keep], {k: v[keep] for k, v in masks.items()}), symmetry)
+        return self._alive(n, StateBatch(prefix, weight, masks), symmetry)

@@ -28,6 +28,9 @@ inline uint nq_full(const uint n) { return n >= 32u ? 0xffffffffu : ((1u << n) -
 #define LAYOUT_TOP_DOWN 0u
 #define LAYOUT_EVENTS 1u
 #define LAYOUT_TABLE 2u
+// * EDGES (skip, the edges mode): top-down masks; fl = t | row of column 0's queen << 8 | row of column
+//   n-1's queen << 16 (0xff: not placed yet; a corner state, t = 0, has c1 there), straight from the host.
+#define LAYOUT_EDGES 3u
 __kernel void nqueens_prepare(const uint n, const uint layout, const uint nstates,
                               __global const uint *cols, __global const ulong *d1, __global const ulong *d2,
                               __global const uint *rows, __global const uchar *side_l, __global const uchar *side_r,
@@ -41,7 +44,7 @@ __kernel void nqueens_prepare(const uint n, const uint layout, const uint nstate
     const uint full = nq_full(n);
     const uint open = rows[i];
     const uint row0 = open ? 31u - clz(open & (~open + 1u)) : 0u;
-    const uint border = layout != LAYOUT_TOP_DOWN;
+    const uint border = layout == LAYOUT_EVENTS || layout == LAYOUT_TABLE;
     const uint last = border ? n - 2u : n - 1u;  // the dihedral mode's bottom row is placed
     const uint sl = border ? side_l[i] : 0u, sr = border ? side_r[i] : 0u;
     const bool left_below = open && border && sl > row0 && sl <= last;
@@ -67,6 +70,8 @@ __kernel void nqueens_prepare(const uint n, const uint layout, const uint nstate
         fr = right_below ? 1u << sr : 0u;
     } else if (layout == LAYOUT_TABLE) {
         fl = (uint)bottom[i] | (left_below ? sl : 0xffu) << 8 | (right_below ? sr : 0xffu) << 16;
+    } else if (layout == LAYOUT_EDGES) {
+        fl = (uint)bottom[i] | (uint)side_l[i] << 8 | (uint)side_r[i] << 16;
     }
     fl_out[i] = fl; fr_out[i] = fr; e1_out[i] = e1; e2_out[i] = e2;
 }
@@ -266,7 +271,80 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
 #ifndef TABLE
 #define TABLE 0
 #endif
-#if BORDER && TABLE
+// EDGES (skip, the edges mode of permenum/problems/nqueens.py, top-down): the table holds each level's
+// squares ruled out by the mode's bounds from t (row 0's column): columns 0 and n-1 above row t and
+// below row n-1-t, the last row outside columns t..n-1-t; EDGE_FORCE marks row n-1-t, which must take
+// column 0 / n-1 while that column is empty. A corner state (t = 0) rules out column 1 on rows <= c1.
+// lrow / rrow: the level of column 0's / n-1's queen, valid while cols holds that column (a pop to
+// above it leaves cols without it; placing it again sets it). Leaves are weighted by nq_edge_leaf.
+#ifndef EDGES
+#define EDGES 0
+#endif
+#define EDGE_FORCE 0x80000000u
+#define HAS_TABLE ((BORDER && TABLE) || EDGES)
+#if !EDGES
+#define LEAF_COUNT(na) popcount(na)
+#endif
+#if EDGES
+#define LOAD_BORDER                                                                 \
+    {                                                                               \
+        const uint e = fl_in[i], m = n - 1u;                                        \
+        et = e & 0xffu;                                                             \
+        erow0 = (int)row0;                                                          \
+        const uint ea = (e >> 8) & 0xffu, eb = (e >> 16) & 0xffu;                   \
+        lrow = (int)ea - (int)row0; rrow = (int)eb - (int)row0;                     \
+        const uint band = ((1u << (m - et + 1u)) - 1u) & ~((1u << et) - 1u);        \
+        for (int k = 0; k <= last; ++k) {                                           \
+            const uint row = row0 + (uint)k;                                        \
+            uint b;                                                                 \
+            if (et == 0u) {                                                         \
+                b = row <= eb ? 2u : 0u;                                            \
+            } else {                                                                \
+                b = (row < et || row > m - et) ? (1u | hi) : 0u;                    \
+                b |= row == m ? full & ~band : 0u;                                  \
+                b |= row == m - et ? EDGE_FORCE : 0u;                               \
+            }                                                                       \
+            tab[k * WG] = b;                                                        \
+        }                                                                           \
+        allowed = ~tab[0] & full;                                                   \
+        if (tab[0] & EDGE_FORCE)                                                    \
+            allowed &= ((c & 1u) ? full : 1u) & ((c & hi) ? full : hi);             \
+    }
+// The border tuple (top column, bottom column, left row, right row) of four distinct queens: its
+// orbit size when it is the smallest of its 8 images, else 0 (border_weight in nqueens.py).
+inline uint nq_key(const uint n, const uint t, const uint b, const uint l, const uint r)
+{
+    return ((t * n + b) * n + l) * n + r;
+}
+inline uint nq_border_weight(const uint n, const uint t, const uint b, const uint l, const uint r)
+{
+    const uint m = n - 1u, own = nq_key(n, t, b, l, r);
+    const uint images[7] = {nq_key(n, m - l, m - r, b, t), nq_key(n, m - b, m - t, m - r, m - l),
+                            nq_key(n, r, l, m - t, m - b), nq_key(n, m - t, m - b, r, l),
+                            nq_key(n, b, t, m - l, m - r), nq_key(n, l, r, t, b),
+                            nq_key(n, m - r, m - l, m - b, m - t)};
+    uint fixed = 1u;
+    for (int g = 0; g < 7; ++g) {
+        if (images[g] < own) return 0u;
+        fixed += images[g] == own ? 1u : 0u;
+    }
+    return 8u / fixed;
+}
+// The weighted completions of a state whose last row has free squares na: a corner state counts
+// them (weight 8 on the host); otherwise 8 each unless a border queen ties with t, then each by
+// nq_border_weight. row0 + lrow / rrow: the rows of column 0's and n-1's queens.
+inline uint nq_edge_leaf(const uint n, const uint t, const int row0, const int lrow, const int rrow, const uint na)
+{
+    if (t == 0u) return popcount(na);
+    const uint m = n - 1u, l = (uint)(row0 + lrow), r = (uint)(row0 + rrow);
+    const uint ties = (1u << t) | (1u << (m - t));
+    if ((((ties >> l) | (ties >> r)) & 1u) == 0u && (na & ties) == 0u) return 8u * popcount(na);
+    uint sum = 0u;
+    for (uint a = na; a != 0u; a &= a - 1u) sum += nq_border_weight(n, t, 31u - clz(a & (~a + 1u)), l, r);
+    return sum;
+}
+#define LEAF_COUNT(na) nq_edge_leaf(n, et, erow0, lrow, rrow, na)
+#elif BORDER && TABLE
 #define LOAD_BORDER                                                                 \
     {                                                                               \
         const uint below = fl_in[i];                                                \
@@ -315,7 +393,9 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
         }                                                                           \
     }
 // The work-item's variables that LOAD_STATE sets (without BORDER the event masks are constant 0).
-#if BORDER && TABLE
+#if EDGES
+#define BORDER_VARIABLES uint et; int erow0, lrow, rrow;
+#elif BORDER && TABLE
 #define BORDER_VARIABLES
 #elif BORDER
 #define BORDER_VARIABLES uint fl, fr, e1, e2, ev;
@@ -347,7 +427,7 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
     __global const uint *fl_in, __global const uint *fr_in,                         \
     __global const uint *e1_in, __global const uint *e2_in,                         \
     __global ulong *counts, __global ulong *nodes, volatile __global uint *next
-#if !(BORDER && TABLE)  // lds reads the EVENTS layout only
+#if !HAS_TABLE  // lds reads the EVENTS layout only
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void nqueens_lds(EVENTS_KERNEL_PARAMS)
 {
@@ -533,7 +613,17 @@ void nqueens_lds64(const uint n, const uint nstates,
 #define LOOKAHEAD 0
 #endif
 // masks of level k from the parent's after placing `bit` (ld is not cut to the board: na is)
-#if BORDER && TABLE
+#if EDGES
+#define NEXT_ROW(k, bit, c, l, r, nc, nl, nr, na)                                     \
+    nc = (c) | (bit);                                                                 \
+    nl = ((l) | (bit)) << 1;                                                          \
+    nr = ((r) | (bit)) >> 1;                                                          \
+    {                                                                                 \
+        const uint w = tab[(k) * WG];                                                 \
+        na = ~(nc | nl | nr | w) & full;                                              \
+        if (w & EDGE_FORCE) na &= ((nc & 1u) ? full : 1u) & ((nc & hi) ? full : hi); \
+    }
+#elif BORDER && TABLE
 #if LEAF_ROWS != 1 || LOOKAHEAD
 #error "TABLE reads level k's row of the table: LEAF_ROWS 1 and no LOOKAHEAD"
 #endif
@@ -578,12 +668,13 @@ inline uint nq_last_two(const uint n, const uint full, const uint allowed, const
 // The root's children are counted, not entered: a state with LEAF_ROWS rows or fewer left is counted at load.
 #if LEAF_ROWS == 2
 #define FUSED_SMALL_STATE                                                                        \
-    if (last == 0) { cnt = popcount(a); nd += cnt; a = 0u; }                                     \
+    if (last == 0) { cnt = LEAF_COUNT(a); nd += popcount(a); a = 0u; }                                     \
     else if (last == 1) { cnt = nq_last_two(n, full, allowed, hi, 0u, fl, fr, e1, e2, c, l, r, a, &nd); a = 0u; }
 #else
 #define FUSED_SMALL_STATE \
-    if (last == 0) { cnt = popcount(a); nd += cnt; a = 0u; }
+    if (last == 0) { cnt = LEAF_COUNT(a); nd += popcount(a); a = 0u; }
 #endif
+#if !EDGES  // the edges mode is skip's
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void nqueens_fused(EVENTS_KERNEL_PARAMS)
 {
@@ -669,6 +760,7 @@ void nqueens_fused(EVENTS_KERNEL_PARAMS)
         top += down ? WG : 0;
     }
 }
+#endif
 
 // skip: fused's pass, but a node whose candidates are used up is never pushed. A descent through
 // a node's last candidate leaves nothing to come back to, so its slot is not kept (the stack holds
@@ -681,9 +773,9 @@ void nqueens_fused(EVENTS_KERNEL_PARAMS)
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void nqueens_skip(EVENTS_KERNEL_PARAMS)
 {
-    __local uint stack[(4 + BORDER * TABLE) * STACK * WG];  // [word][slot][lane]: candidates left, cols, ld, rd; the table
+    __local uint stack[(4 + HAS_TABLE) * STACK * WG];  // [word][slot][lane]: candidates left, cols, ld, rd; the table
     STATE_VARIABLES
-#if BORDER && TABLE
+#if HAS_TABLE
     __local uint *const tab = stack + 4 * STACK * WG + lane;
 #endif
     __local uint *const base = stack + lane;
@@ -714,6 +806,10 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
         }
         const uint bit = a & (~a + 1u);
         const uint rest = a ^ bit;
+#if EDGES
+        lrow = bit == 1u ? d : lrow;
+        rrow = bit == hi ? d : rrow;
+#endif
         uint nc, nl, nr, na;
         NEXT_ROW((uint)(d + 1), bit, c, l, r, nc, nl, nr, na)
         // written on every pass, kept (top moves on) only by a descent that leaves candidates behind
@@ -722,10 +818,9 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
         top[2 * STACK * WG] = l;
         top[3 * STACK * WG] = r;
         const bool leaf = d == last - 1;
-        const uint p = leaf ? popcount(na) : 0u;
-        acc += p;
+        acc += leaf ? LEAF_COUNT(na) : 0u;
 #ifdef COUNT_NODES
-        nd += 1 + p;
+        nd += 1 + (leaf ? popcount(na) : 0u);
 #endif
         const bool down = !leaf && na != 0u;
         top += down && rest != 0u ? WG : 0;
