@@ -29,7 +29,7 @@ import numpy as np
 
 from permenum.problems import Problem, StateBatch
 from permenum.problems.costas import Displacements
-from permenum.problems.nqueens import available, place
+from permenum.problems.nqueens import QueenWalk
 
 MIN_PROBES, MAX_PROBES = 1, 1024
 WALK_BUDGET = 1 << 21  # walks per pool when the pool is small enough: about a second here
@@ -49,9 +49,9 @@ class _Moves:
 
 _MOVES: dict[str, _Moves] = {
     "nqueens": _Moves(
-        start=lambda n, batch, symmetry: batch.masks,
-        children=available,
-        step=lambda n, masks, rows, cols: place(n, {k: v[rows] for k, v in masks.items()}, cols),
+        start=lambda n, batch, symmetry: QueenWalk.of(batch, symmetry),
+        children=lambda n, walk: walk.allowed(n),
+        step=lambda n, walk, rows, cols: walk.place(n, rows, cols),
     ),
     "costas": _Moves(
         start=lambda n, batch, symmetry: Displacements.of(n, batch.prefix, symmetry),

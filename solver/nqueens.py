@@ -17,7 +17,7 @@ import pyopencl as cl
 
 from permenum.errors import UserError
 from permenum.problems import StateBatch
-from permenum.problems.nqueens import NQueens, edge_inputs
+from permenum.problems.nqueens import NQueens, edge_inputs, edge_weight_masks
 from permenum.solver.opencl import BatchCounts, DeviceContext, download, event_seconds, timed_launch, upload, zeros
 
 @dataclass(frozen=True)
@@ -56,6 +56,7 @@ VARIANTS: dict[str, Variant] = {
     "fused-t": Variant("nqueens_fused", ("-DTABLE=1",), reads="table", stack_words=3, table_words=1),
     "skip": Variant("nqueens_skip", ("-DTABLE=1",), reads="table", stack_words=4, table_words=1),
     "skip-ev": Variant("nqueens_skip", reads="events", stack_words=4),
+    "skip-nf": Variant("nqueens_skip", ("-DTABLE=1", "-DEDGE_FORCING=0"), reads="table", stack_words=4, table_words=1),
     "dsl": Variant("nqueens_dsl", stack_words=0),
     "dfs": Variant("nqueens_dfs", stack_words=0),
 }
@@ -68,7 +69,7 @@ def default_variant(dev: DeviceContext) -> str:
 
 LAYOUTS = {"events": 1, "table": 2}  # nqueens_prepare's border layouts (0: top-down, no border)
 LAYOUT_EDGES = 3  # top-down masks and the edges mode's word (t, column 0's and n-1's rows)
-EDGES_VARIANT = "skip"  # the one kernel with the edges mode's table and leaf weights
+EDGES_VARIANTS = ("skip", "skip-nf")  # the kernels with the edges mode's table and leaf weights
 GPU_WORK_GROUP = 128  # H200, lds dihedral N=20: 7.17 s vs 7.68 s at 64, 7.14 s at 256 (bench/NOTES.md)
 TOP_DOWN = ("mirror", "none")  # symmetry modes whose open rows are one block at the bottom
 
@@ -90,8 +91,8 @@ class NQueensKernel:
         if variant == "lds2" and n > 30:
             raise UserError("nqueens kernel 'lds2' keeps two flags in a 32-bit word: n <= 30 (use lds)")
         spec = VARIANTS[variant]
-        if symmetry == "edges" and variant != EDGES_VARIANT:
-            raise UserError(f"nqueens kernel {variant!r} has no symmetry 'edges' (use {EDGES_VARIANT})")
+        if symmetry == "edges" and variant not in EDGES_VARIANTS:
+            raise UserError(f"nqueens kernel {variant!r} has no symmetry 'edges' (use skip)")
         if not spec.any_mode and symmetry not in TOP_DOWN:
             raise UserError(f"nqueens kernel {variant!r} needs symmetry {' or '.join(TOP_DOWN)}; use lds for {symmetry}")
         self.dev, self.n, self.depth, self.count_nodes, self.spec = dev, n, depth, count_nodes, spec
@@ -105,6 +106,8 @@ class NQueensKernel:
         program = dev.program("nqueens.cl", tuple(options))
         self.kernel = cl.Kernel(program, spec.function)
         self.prepare = cl.Kernel(program, "nqueens_prepare")
+        # the edges mode's leaf weights where a border queen ties (one table per board size)
+        self.extra = [upload(dev, edge_weight_masks(n).reshape(-1))] if symmetry == "edges" else []
 
     def _prepared(self, batch: StateBatch) -> tuple[list[cl.Buffer], cl.Event]:
         """cols, ld, rd, span, fl, fr, e1, e2 of every state in the variant's layout (nqueens.cl says what
@@ -143,7 +146,8 @@ class NQueensKernel:
                 ins, head = prepared[:3], [np.uint32(self.n), np.uint32(self.depth), np.uint32(nstates)]
         counts = zeros(dev, nstates, np.uint64)
         nodes = zeros(dev, nstates if self.count_nodes else 1, np.uint64)
-        seconds = timed_launch(dev, self.kernel, nstates, self.local, *head, *ins, counts, nodes, zeros(dev, 1, np.uint32))
+        seconds = timed_launch(dev, self.kernel, nstates, self.local, *head, *ins, counts, nodes, zeros(dev, 1, np.uint32),
+                               *self.extra)
         if self.spec.reads != "absolute":
             seconds += event_seconds(prep)
         return BatchCounts(download(dev, counts, nstates, np.uint64),

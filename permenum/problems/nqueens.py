@@ -41,6 +41,8 @@ others of its rung are expanded gets ``PAD``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from permenum.errors import UserError
@@ -139,7 +141,7 @@ def border_configurations(n: int) -> tuple[np.ndarray, np.ndarray]:
 def border_weight(n: int, t: np.ndarray, b: np.ndarray, l: np.ndarray, r: np.ndarray) -> np.ndarray:
     """(rows,) uint8: the orbit size of border tuple (top column, bottom column, left row, right row)
     when it is the smallest of its 8 images, else 0 -- for borders of four distinct queens (no
-    corner). nqueens.cl's nq_border_weight is the same formula list."""
+    corner). The kernel reads it through :func:`edge_weight_masks`."""
     m = n - 1
     t, b, l, r = (np.asarray(x, np.int64) for x in (t, b, l, r))
 
@@ -152,6 +154,18 @@ def border_weight(n: int, t: np.ndarray, b: np.ndarray, l: np.ndarray, r: np.nda
     smaller = np.any([k < own for k in images], axis=0)
     fixed = 1 + np.sum([k == own for k in images], axis=0)  # the stabiliser's size
     return np.where(smaller, 0, 8 // fixed).astype(np.uint8)
+
+
+def edge_weight_masks(n: int) -> np.ndarray:
+    """(t, l, r, 4) uint32 for every t < n-1-t and rows l, r: bit b of word k is set when border
+    (t, b, l, r) has weight 8 >> k -- the kernel's leaf weights where a border queen ties with t."""
+    m = n - 1
+    t, l, r, b = np.meshgrid(np.arange(max(n // 2, 1)), np.arange(n), np.arange(n), np.arange(n), indexing="ij")
+    distinct = (t != 0) & (l != 0) & (r != 0) & (l != r) & (b != 0) & (b != m) & (t != m) & (l != m) & (r != m)
+    weight = np.where(distinct, border_weight(n, t, b, l, r), 0)
+    bits = np.uint32(1) << b.astype(np.uint32)
+    return np.stack([np.bitwise_or.reduce(np.where(weight == w, bits, np.uint32(0)), axis=3)
+                     for w in (8, 4, 2, 1)], axis=-1).astype(np.uint32)
 
 
 def edge_weight(n: int, prefix: np.ndarray) -> np.ndarray:
@@ -194,6 +208,27 @@ def edge_available(n: int, prefix: np.ndarray, masks: dict[str, np.ndarray], fre
     return np.where(rows != 0, out & full, np.uint32(0)).astype(np.uint32)
 
 
+@dataclass(frozen=True)
+class QueenWalk:
+    """Random walks down from states (poolgen.cost): the masks, and in the edges mode the first two
+    prefix entries (t, c1) that its rules read."""
+
+    masks: dict[str, np.ndarray]
+    head: np.ndarray
+    symmetry: str
+
+    @classmethod
+    def of(cls, batch: StateBatch, symmetry: str) -> "QueenWalk":
+        return cls(batch.masks, batch.prefix[:, :2], symmetry)
+
+    def allowed(self, n: int) -> np.ndarray:
+        free = available(n, self.masks)
+        return edge_available(n, self.head, self.masks, free) if self.symmetry == "edges" else free
+
+    def place(self, n: int, rows: np.ndarray, cols: np.ndarray) -> "QueenWalk":
+        return QueenWalk(place(n, {k: v[rows] for k, v in self.masks.items()}, cols), self.head[rows], self.symmetry)
+
+
 class NQueens(Problem):
     name = "nqueens"
     min_n = 1
@@ -203,7 +238,7 @@ class NQueens(Problem):
     mask_names = ("cols", "d1", "d2", "rows")
     symmetry_modes = ("dihedral", "edges", "mirror", "none")
     states_per_lane = 32  # smaller states, shorter launch tails (H200, N=20: 11.7 M states 1.6x faster than 1.3 M)
-    default_symmetry = "dihedral"
+    default_symmetry = "edges"
 
     def levels_left(self, n: int, depth: int, symmetry: str) -> int:
         # dihedral: the prefix holds 4 border entries for at least 2 rows (top, bottom); edges: top-down
@@ -219,8 +254,7 @@ class NQueens(Problem):
 
     def available(self, n: int, batch: StateBatch, symmetry: str) -> np.ndarray:
         """(rows,) uint32: the squares each state's next open row may take in this mode."""
-        free = available(n, batch.masks)
-        return edge_available(n, batch.prefix, batch.masks, free) if symmetry == "edges" else free
+        return QueenWalk.of(batch, symmetry).allowed(n)
 
     def root(self, n: int, symmetry: str) -> StateBatch:
         self.check_n(n)

@@ -281,15 +281,21 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
 #define EDGES 0
 #endif
 #define EDGE_FORCE 0x80000000u
+#ifndef EDGE_FORCING  // 0: row n-1-t is not forced in the kernel (exact either way: forcing only prunes)
+#define EDGE_FORCING 1
+#endif
 #define HAS_TABLE ((BORDER && TABLE) || EDGES)
 #if !EDGES
 #define LEAF_COUNT(na) popcount(na)
+#define EDGE_PARAMS
 #endif
 #if EDGES
 #define LOAD_BORDER                                                                 \
     {                                                                               \
         const uint e = fl_in[i], m = n - 1u;                                        \
         et = e & 0xffu;                                                             \
+        etie = et == 0u ? 0u : (1u << et) | (1u << (m - et));                      \
+        emul = et == 0u ? 1u : 8u;                                                  \
         erow0 = (int)row0;                                                          \
         const uint ea = (e >> 8) & 0xffu, eb = (e >> 16) & 0xffu;                   \
         lrow = (int)ea - (int)row0; rrow = (int)eb - (int)row0;                     \
@@ -307,43 +313,25 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
             tab[k * WG] = b;                                                        \
         }                                                                           \
         allowed = ~tab[0] & full;                                                   \
-        if (tab[0] & EDGE_FORCE)                                                    \
+        if (EDGE_FORCING && (tab[0] & EDGE_FORCE))                                  \
             allowed &= ((c & 1u) ? full : 1u) & ((c & hi) ? full : hi);             \
     }
-// The border tuple (top column, bottom column, left row, right row) of four distinct queens: its
-// orbit size when it is the smallest of its 8 images, else 0 (border_weight in nqueens.py).
-inline uint nq_key(const uint n, const uint t, const uint b, const uint l, const uint r)
-{
-    return ((t * n + b) * n + l) * n + r;
-}
-inline uint nq_border_weight(const uint n, const uint t, const uint b, const uint l, const uint r)
-{
-    const uint m = n - 1u, own = nq_key(n, t, b, l, r);
-    const uint images[7] = {nq_key(n, m - l, m - r, b, t), nq_key(n, m - b, m - t, m - r, m - l),
-                            nq_key(n, r, l, m - t, m - b), nq_key(n, m - t, m - b, r, l),
-                            nq_key(n, b, t, m - l, m - r), nq_key(n, l, r, t, b),
-                            nq_key(n, m - r, m - l, m - b, m - t)};
-    uint fixed = 1u;
-    for (int g = 0; g < 7; ++g) {
-        if (images[g] < own) return 0u;
-        fixed += images[g] == own ? 1u : 0u;
-    }
-    return 8u / fixed;
-}
 // The weighted completions of a state whose last row has free squares na: a corner state counts
-// them (weight 8 on the host); otherwise 8 each unless a border queen ties with t, then each by
-// nq_border_weight. row0 + lrow / rrow: the rows of column 0's and n-1's queens.
-inline uint nq_edge_leaf(const uint n, const uint t, const int row0, const int lrow, const int rrow, const uint na)
+// them (emul 1, weight 8 on the host); otherwise 8 each (emul) unless a border queen ties with t
+// (etie: columns / rows t and n-1-t; 0 for a corner), then by the host's table of border_weight
+// (edge_weight_masks: for t, l, r the columns b of weight 8, 4, 2, 1) -- a short path, so lanes
+// with a tie hold up their warp for a few instructions, not for a loop over the candidates.
+// row0 + lrow / rrow: the rows of column 0's and n-1's queens.
+inline uint nq_edge_leaf(const uint n, const uint t, const uint etie, const uint emul, const int row0,
+                         const int lrow, const int rrow, const uint na, __global const uint4 *wtab)
 {
-    if (t == 0u) return popcount(na);
-    const uint m = n - 1u, l = (uint)(row0 + lrow), r = (uint)(row0 + rrow);
-    const uint ties = (1u << t) | (1u << (m - t));
-    if ((((ties >> l) | (ties >> r)) & 1u) == 0u && (na & ties) == 0u) return 8u * popcount(na);
-    uint sum = 0u;
-    for (uint a = na; a != 0u; a &= a - 1u) sum += nq_border_weight(n, t, 31u - clz(a & (~a + 1u)), l, r);
-    return sum;
+    const uint l = (uint)(row0 + lrow), r = (uint)(row0 + rrow);
+    if (((((etie >> l) | (etie >> r)) & 1u) | (na & etie)) == 0u) return emul * popcount(na);
+    const uint4 w = wtab[(t * n + l) * n + r];
+    return (popcount(na & w.x) << 3) + (popcount(na & w.y) << 2) + (popcount(na & w.z) << 1) + popcount(na & w.w);
 }
-#define LEAF_COUNT(na) nq_edge_leaf(n, et, erow0, lrow, rrow, na)
+#define LEAF_COUNT(na) nq_edge_leaf(n, et, etie, emul, erow0, lrow, rrow, na, wtab)
+#define EDGE_PARAMS , __global const uint4 *wtab
 #elif BORDER && TABLE
 #define LOAD_BORDER                                                                 \
     {                                                                               \
@@ -394,7 +382,7 @@ inline uint nq_edge_leaf(const uint n, const uint t, const int row0, const int l
     }
 // The work-item's variables that LOAD_STATE sets (without BORDER the event masks are constant 0).
 #if EDGES
-#define BORDER_VARIABLES uint et; int erow0, lrow, rrow;
+#define BORDER_VARIABLES uint et, etie, emul; int erow0, lrow, rrow;
 #elif BORDER && TABLE
 #define BORDER_VARIABLES
 #elif BORDER
@@ -426,7 +414,7 @@ inline uint nq_edge_leaf(const uint n, const uint t, const int row0, const int l
     __global const uint *rd_in, __global const uint *span_in,                       \
     __global const uint *fl_in, __global const uint *fr_in,                         \
     __global const uint *e1_in, __global const uint *e2_in,                         \
-    __global ulong *counts, __global ulong *nodes, volatile __global uint *next
+    __global ulong *counts, __global ulong *nodes, volatile __global uint *next EDGE_PARAMS
 #if !HAS_TABLE  // lds reads the EVENTS layout only
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void nqueens_lds(EVENTS_KERNEL_PARAMS)
@@ -621,7 +609,8 @@ void nqueens_lds64(const uint n, const uint nstates,
     {                                                                                 \
         const uint w = tab[(k) * WG];                                                 \
         na = ~(nc | nl | nr | w) & full;                                              \
-        if (w & EDGE_FORCE) na &= ((nc & 1u) ? full : 1u) & ((nc & hi) ? full : hi); \
+        if (EDGE_FORCING && (w & EDGE_FORCE))                                         \
+            na &= ((nc & 1u) ? full : 1u) & ((nc & hi) ? full : hi);                 \
     }
 #elif BORDER && TABLE
 #if LEAF_ROWS != 1 || LOOKAHEAD
