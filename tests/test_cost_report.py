@@ -56,7 +56,7 @@ def test_estimates_are_stored_and_partitions_balanced_by_them(tmp_path: Path, pr
     assert sum(p["estimated_cost"] for p in by_rows) == pytest.approx(sum(est), rel=1e-9)  # same states, same estimates
 
 
-@pytest.mark.parametrize("kernel, symmetry", [("dfs", "mirror"), ("lds64", "dihedral")])
+@pytest.mark.parametrize("kernel, symmetry", [("dfs", "mirror"), ("lds64", "dihedral"), ("skip", "edges")])
 def test_estimate_tracks_the_node_counting_build(kernel: str, symmetry: str) -> None:
     """Knuth's estimate is unbiased for the plain DFS's node count and ranks states like it."""
     problem = get_problem("nqueens")
@@ -87,7 +87,7 @@ def test_costas_next_rows_match_the_definition() -> None:
 def test_cost_balanced_run_is_exact_and_reported(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     layout = RunLayout(tmp_path / "run")
     write_pool(layout, PoolSettings("nqueens", 12, 5, target_states=1000, seed=2))
-    run_task(layout, 0, None, "lds64", True)  # one partition with the node-counting build
+    run_task(layout, 0, None, "skip", True)  # one partition with the node-counting build
     assert not run_local(layout, workers=2, show_progress=False).failed
     c = collect(layout)
     assert c.complete and c.total == published("nqueens_total", 12)
