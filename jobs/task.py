@@ -24,11 +24,12 @@ from permenum.jobs.environment import TaskEnvironment
 from permenum.jobs.partial import ChunkLedger, Partial
 from permenum.jobs.results import attempts_so_far, write_failure, write_result
 from permenum.jobs.solutions import write_solutions
+from permenum.jobs.stream import StreamedPartition
 from permenum.jobs.tasklog import TaskLog
 from permenum.layout import RunLayout
 from permenum.poolgen.manifest import Manifest, load_manifest
-from permenum.poolgen.write import load_partition
-from permenum.problems import StateBatch, get_problem
+from permenum.poolgen.write import read_partition
+from permenum.problems import get_problem
 from permenum.problems.base import exact
 from permenum.solver.devices import DeviceRef, select_devices
 from permenum.solver.opencl import device_context, first_chunk, min_chunk
@@ -131,7 +132,7 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
     loaded = threading.Event()  # the partition is loaded and the ledger set: devices may claim
     active = set(range(len(workers)))
     # set by the task's thread while the devices set themselves up, before `loaded`
-    batch: StateBatch
+    states: StreamedPartition
     work: WorkIndex
     ledger: ChunkLedger
     log: TaskLog
@@ -192,7 +193,7 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
                     return
                 w.in_flight, w.since = work.between(*claimed), now
             start, end = claimed
-            chunk = batch.take(slice(start, end))
+            chunk = states.take(start, end)  # waits for its row groups to be parsed
             t0 = time.perf_counter()
             out = w.solver(chunk)
             w.busy_seconds += time.perf_counter() - t0
@@ -218,20 +219,18 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
     for t in threads:
         t.start()
     try:  # the partition loads while the devices set up
-        table = load_partition(layout, manifest, partition)
-        batch = StateBatch.from_table(table, problem.mask_names)
-        work = WorkIndex(table.column("est_cost").to_numpy() if "est_cost" in table.column_names else None, len(batch))
-        del table
-        t_loaded = time.perf_counter()
+        states = StreamedPartition(read_partition(layout, manifest, partition), problem.mask_names, f"partition {partition}")
+        work = WorkIndex(states.est_cost, states.total)
+        t_loaded = time.perf_counter()  # verified; the states parse while the devices count the first ones
         log = TaskLog(layout.task_log(partition), partition)
         ckpt, rejected = _resume(layout, manifest, partition, log)
         attempt = max(attempts_so_far(layout, partition), ckpt.attempt if ckpt else 0) + 1
-        ledger = _ledger_from(ckpt, len(batch), count_nodes, problem.counts_classes)
+        ledger = _ledger_from(ckpt, states.total, count_nodes, problem.counts_classes)
         for w in workers:  # kernel seconds add up over devices: their ratio is a per-device rate
             w.sizer.resume_at(ledger.prefix_end, ledger.prefix.kernel_seconds)
         resumed_from = ledger.prefix_end
         elapsed_before = ckpt.elapsed if ckpt else 0.0
-        log.write(f"attempt {attempt}: {len(batch)} states, starting at {resumed_from}"
+        log.write(f"attempt {attempt}: {states.total} states, starting at {resumed_from}"
                   f"{f' (+{len(ledger.ahead)} chunks done beyond)' if ledger.ahead else ''}, on "
                   + "; ".join(w.label for w in workers))
     except BaseException:
@@ -250,8 +249,8 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
                 checkpoint()
         why = "on request" if stop.is_set() else f"after its {max_seconds or 0:g} s budget"
         saved = "checkpointed" if progressed else "no new work to checkpoint"
-        log.write(f"stopping at state {ledger.prefix_end}/{len(batch)} {why} ({saved})")
-        raise TaskInterrupted(partition, ledger.prefix_end, len(batch))
+        log.write(f"stopping at state {ledger.prefix_end}/{states.total} {why} ({saved})")
+        raise TaskInterrupted(partition, ledger.prefix_end, states.total)
     sums = ledger.prefix
     if sums.solutions is not None and problem.name == "costas":
         write_solutions(layout, partition, np.array(sums.solutions, np.uint8).reshape(len(sums.solutions), manifest.n))
@@ -263,7 +262,7 @@ def _run_task(layout: RunLayout, partition: int, device: str | None, kernel: str
         "partition": partition,
         "attempt": attempt,
         "pool_sha256": manifest.partition(partition)["sha256"],
-        "states": len(batch),
+        "states": states.total,
         "resumed_from": resumed_from,
         "states_this_attempt": sum(w.states for w in workers),
         "chunks": sums.chunks,

@@ -210,6 +210,11 @@ def deal_lpt(costs: np.ndarray, parts: int) -> list[np.ndarray]:
 
 def load_partition(layout: RunLayout, manifest: Manifest, index: int) -> pa.Table:
     """The partition's table, read once: its bytes are checked against the manifest's sha256, then parsed."""
+    return pq.read_table(pa.BufferReader(read_partition(layout, manifest, index)))
+
+
+def read_partition(layout: RunLayout, manifest: Manifest, index: int) -> bytes:
+    """The partition file's bytes, checked against the manifest's sha256 (a clear error if missing or corrupted)."""
     entry = manifest.partition(index)
     path = layout.root / entry["file"]
     try:
@@ -221,4 +226,4 @@ def load_partition(layout: RunLayout, manifest: Manifest, index: int) -> pa.Tabl
     digest = hashlib.sha256(data).hexdigest()
     if digest != entry["sha256"]:
         raise UserError(f"partition {index}: {path} is corrupted (sha256 {digest[:12]}..., manifest says {entry['sha256'][:12]}...)")
-    return pq.read_table(pa.BufferReader(data))
+    return data
