@@ -609,8 +609,10 @@ void nqueens_lds64(const uint n, const uint nstates,
     {                                                                                 \
         const uint w = tab[(k) * WG];                                                 \
         na = ~(nc | nl | nr | w) & full;                                              \
-        if (EDGE_FORCING && (w & EDGE_FORCE))                                         \
-            na &= ((nc & 1u) ? full : 1u) & ((nc & hi) ? full : hi);                 \
+        if (EDGE_FORCING) {  /* the empty ones of columns 0, n-1 on the forced row */  \
+            const uint g = ~nc & (1u | hi) & (uint)((int)w >> 31);                   \
+            na &= g ? g : ~0u;                                                        \
+        }                                                                             \
     }
 #elif BORDER && TABLE
 #if LEAF_ROWS != 1 || LOOKAHEAD
