@@ -22,6 +22,8 @@ with 256); the estimates' sum is within 0.1% of the plain DFS's node total.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -98,14 +100,23 @@ def estimate_costs(problem: Problem, n: int, batch: StateBatch, symmetry: str, p
     if problem.name not in _MOVES:
         return np.ones(len(batch))  # no estimator: every state costs the same (balancing by rows)
     moves = _MOVES[problem.name]
-    rng = np.random.default_rng([seed, 0x4B6E7574])  # its own stream: the shuffle's is untouched
     per_chunk = max(1, _CHUNK_WALKS // probes)
+    levels = problem.levels_left(n, batch.depth, symmetry)
     out = np.empty(len(batch))
-    for start in range(0, len(batch), per_chunk):
+
+    def chunk(index: int) -> None:
+        # each chunk its own stream (the shuffle's is untouched): the same pool gives the same
+        # estimates however many threads walk it
+        rng = np.random.default_rng([seed, 0x4B6E7574, index])
+        start = index * per_chunk
         part = batch.take(slice(start, start + per_chunk))
         walk = np.repeat(np.arange(len(part)), probes)  # walk w belongs to state w // probes
-        out[start : start + len(part)] = _walk(moves, n, part.take(walk), symmetry, rng,
-                                               problem.levels_left(n, batch.depth, symmetry)).reshape(-1, probes).mean(axis=1)
+        out[start : start + len(part)] = _walk(moves, n, part.take(walk), symmetry, rng, levels).reshape(-1, probes).mean(axis=1)
+
+    chunks = range(-(-len(batch) // per_chunk))
+    # numpy leaves the GIL on these array sizes: a GPU node's cores walk chunks side by side
+    with ThreadPoolExecutor(max_workers=min(len(chunks), os.cpu_count() or 1) or 1) as pool:
+        list(pool.map(chunk, chunks))
     return out
 
 
