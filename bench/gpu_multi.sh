@@ -22,7 +22,7 @@ repo=$PWD
 pe() { (cd /tmp && python3 -m permenum.cli "$@"); }
 t=/tmp/permenum-runs; rm -rf $t; mkdir -p $t
 N=${NQ:-21}
-{ time pe pool nqueens --n $N --out $t/q -S 5000000; } > "$out/pool.log" 2>&1  # 18.9 M states: 8+ per lane on each GPU
+{ time pe pool nqueens --n $N --out $t/q -S 8600000; } > "$out/pool.log" 2>&1  # edges: 22.5 M states (-S 5000000 stops at 2.78 M, one launch of 16 per lane)
 for spec in "one-gpu gpu 0" "all-gpus gpu" "gpus-and-cpu all"; do
     set -- $spec
     rm -rf $t/q/results $t/q/checkpoints
