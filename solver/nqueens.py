@@ -17,7 +17,7 @@ import pyopencl as cl
 
 from permenum.errors import UserError
 from permenum.problems import StateBatch
-from permenum.problems.nqueens import NQueens, edge_inputs, edge_weight_masks
+from permenum.problems.nqueens import NQueens, edge_weight_masks
 from permenum.solver.opencl import BatchCounts, DeviceContext, download, event_seconds, timed_launch, upload, zeros
 
 @dataclass(frozen=True)
@@ -117,8 +117,8 @@ class NQueensKernel:
         if self.symmetry == "dihedral":
             layout = LAYOUTS[self.spec.reads]
             border = [np.ascontiguousarray(batch.prefix[:, k]) for k in (2, 3, 1)]
-        elif self.symmetry == "edges":
-            layout, border = LAYOUT_EDGES, list(edge_inputs(self.n, batch.prefix))
+        elif self.symmetry == "edges":  # the prefix matrix; the device finds t and the side rows (edge_inputs)
+            layout, border = LAYOUT_EDGES, [np.ascontiguousarray(batch.prefix).reshape(-1), np.zeros(1, np.uint8), np.zeros(1, np.uint8)]
         else:
             layout, border = 0, [np.zeros(1, np.uint8)] * 3
         ins = [upload(dev, m["cols"].astype(np.uint32, copy=False)), upload(dev, m["d1"].astype(np.uint64, copy=False)),
@@ -126,6 +126,7 @@ class NQueensKernel:
                *(upload(dev, column) for column in border)]  # left row, right row, bottom column
         outs = [cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, 4 * nstates) for _ in range(8)]
         event = self.prepare(dev.queue, (nstates,), None, np.uint32(self.n), np.uint32(layout), np.uint32(nstates),
+                             np.uint32(batch.prefix.shape[1]),
                              *ins, *outs)
         return outs, event
 

@@ -59,3 +59,24 @@ def test_prepared_inputs_match_the_reference(n: int, symmetry: str, kernel: str)
     if layout == "table":  # states with a side queen below row0, and with none
         assert ((want[:, 4] >> 8 & 0xFF) != 0xFF).any() and ((want[:, 4] >> 8 & 0xFF) == 0xFF).any()
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("n", [9, 14])
+def test_prepared_edges_word_matches_edge_inputs(n: int) -> None:
+    """The edges mode: top-down masks, and t with the rows of columns 0 and n-1 (c1 for a corner)
+    found on the device in the prefix matrix -- the same as the host's edge_inputs."""
+    from permenum.problems.nqueens import edge_inputs
+
+    problem = get_problem("nqueens")
+    states = climb(problem, n, 1500, 4.0, "edges").states
+    dev = device_context(select_devices(None)[0])
+    solver = NQueensKernel(dev, n, states.depth, "edges", "skip")
+    buffers, _ = solver._prepared(states)
+    got = np.stack([download(dev, b, len(states), np.uint32) for b in buffers], axis=1)
+    left, right, t = (x.astype(np.uint32) for x in edge_inputs(n, states.prefix))
+    assert (t == 0).any() and (left != 255).any() and (right != 255).any() and (left == 255).any()
+    np.testing.assert_array_equal(got[:, 4], t | left << 8 | right << 16)
+    m = states.masks
+    want = np.array([_reference(n, int(m["cols"][i]), int(m["d1"][i]), int(m["d2"][i]), int(m["rows"][i]), (0, 0, 0), "shifted")
+                     for i in range(len(states))], np.uint32)
+    np.testing.assert_array_equal(got[:, :4], want[:, :4])

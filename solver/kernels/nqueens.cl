@@ -29,9 +29,10 @@ inline uint nq_full(const uint n) { return n >= 32u ? 0xffffffffu : ((1u << n) -
 #define LAYOUT_EVENTS 1u
 #define LAYOUT_TABLE 2u
 // * EDGES (skip, the edges mode): top-down masks; fl = t | row of column 0's queen << 8 | row of column
-//   n-1's queen << 16 (0xff: not placed yet; a corner state, t = 0, has c1 there), straight from the host.
+//   n-1's queen << 16 (0xff: not placed yet; a corner state, t = 0, has c1 there), read from the
+//   prefix matrix (width columns per state) that comes in side_l (edge_inputs in nqueens.py).
 #define LAYOUT_EDGES 3u
-__kernel void nqueens_prepare(const uint n, const uint layout, const uint nstates,
+__kernel void nqueens_prepare(const uint n, const uint layout, const uint nstates, const uint width,
                               __global const uint *cols, __global const ulong *d1, __global const ulong *d2,
                               __global const uint *rows, __global const uchar *side_l, __global const uchar *side_r,
                               __global const uchar *bottom,
@@ -71,7 +72,14 @@ __kernel void nqueens_prepare(const uint n, const uint layout, const uint nstate
     } else if (layout == LAYOUT_TABLE) {
         fl = (uint)bottom[i] | (left_below ? sl : 0xffu) << 8 | (right_below ? sr : 0xffu) << 16;
     } else if (layout == LAYOUT_EDGES) {
-        fl = (uint)bottom[i] | (uint)side_l[i] << 8 | (uint)side_r[i] << 16;
+        __global const uchar *p = side_l + (size_t)i * width;
+        uint lrow = 0xffu, rrow = 0xffu;
+        for (uint j = 0u; j < width; ++j) {
+            lrow = (p[j] == 0u && lrow == 0xffu) ? j : lrow;
+            rrow = (p[j] == n - 1u && rrow == 0xffu) ? j : rrow;
+        }
+        rrow = (p[0] == 0u && width > 1u) ? p[1] : rrow;
+        fl = (uint)p[0] | lrow << 8 | rrow << 16;
     }
     fl_out[i] = fl; fr_out[i] = fr; e1_out[i] = e1; e2_out[i] = e2;
 }
