@@ -32,6 +32,7 @@ class StreamedPartition:
         self._parts: list[StateBatch] = []
         self._starts: list[int] = [0]  # first row of every parsed row group, then the end
         self._error: BaseException | None = None
+        self._done = False  # the parse thread has ended
         self._ready = threading.Condition()
         threading.Thread(target=self._parse, name="partition-parse", daemon=True).start()
 
@@ -46,27 +47,29 @@ class StreamedPartition:
         except BaseException as exc:  # a file that passed its checksum but does not parse
             with self._ready:
                 self._error = exc
+        finally:
+            with self._ready:
+                self._done = True
                 self._ready.notify_all()
 
-    def wait_all(self) -> None:
-        """Block until every row group is parsed (or parsing failed)."""
-        self._wait(self.total)
-
-    def _wait(self, end: int) -> None:
+    def _parsed(self, end: int) -> tuple[list[StateBatch], list[int]]:
+        """The row groups parsed once rows [0, end) are (copies of the lists, taken under the lock)."""
         with self._ready:
-            self._ready.wait_for(lambda: self._starts[-1] >= end or self._error is not None)
+            self._ready.wait_for(lambda: self._starts[-1] >= end or self._done)
             if self._error is not None:
                 raise UserError(f"{self._label} does not parse ({self._error})") from self._error
+            if self._starts[-1] < end:
+                raise UserError(f"{self._label} holds {self._starts[-1]} states, its metadata says {self.total}")
+            return list(self._parts), list(self._starts)
 
     def take(self, start: int, end: int) -> StateBatch:
         """States [start, end), once parsed; one row group's slice is a view, a span over several a copy."""
-        self._wait(end)
-        starts = np.asarray(self._starts)
+        parts, starts = self._parsed(end)
         first = int(np.searchsorted(starts, start, side="right")) - 1
         pieces = []
-        for g in range(first, len(self._parts)):
-            lo, hi = starts[g], starts[g + 1]
+        for g in range(first, len(parts)):
+            lo = starts[g]
             if lo >= end:
                 break
-            pieces.append(self._parts[g].take(slice(max(start, lo) - lo, min(end, hi) - lo)))
+            pieces.append(parts[g].take(slice(max(start, lo) - lo, min(end, starts[g + 1]) - lo)))
         return pieces[0] if len(pieces) == 1 else StateBatch.concat(pieces)

@@ -36,6 +36,7 @@ from permenum.problems.nqueens import QueenWalk
 MIN_PROBES, MAX_PROBES = 1, 1024
 WALK_BUDGET = 1 << 21  # walks per pool when the pool is small enough: about a second here
 _CHUNK_WALKS = 1 << 18  # walks advanced at once: bounds memory (Costas: n x 8 bytes per walk) for pools of any size
+WALK_THREADS = 16  # chunks walked side by side (N-Queens 21 pool on a 16-core node: 16.7 s instead of ~35 s)
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,8 @@ def estimate_costs(problem: Problem, n: int, batch: StateBatch, symmetry: str, p
 
     chunks = range(-(-len(batch) // per_chunk))
     # numpy leaves the GIL on these array sizes: a GPU node's cores walk chunks side by side
-    with ThreadPoolExecutor(max_workers=min(len(chunks), os.cpu_count() or 1) or 1) as pool:
+    # at most WALK_THREADS chunks in memory at once, and no more threads than this process may use
+    with ThreadPoolExecutor(max_workers=max(1, min(len(chunks), WALK_THREADS, len(os.sched_getaffinity(0))))) as pool:
         list(pool.map(chunk, chunks))
     return out
 

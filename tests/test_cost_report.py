@@ -71,6 +71,21 @@ def test_estimate_tracks_the_node_counting_build(kernel: str, symmetry: str) -> 
     assert again.tobytes() == est.tobytes()  # seeded: same pool, same estimates
 
 
+def test_estimates_do_not_depend_on_the_walking_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many chunks (one seeded stream each), walked by 1 or by several threads: the same estimates."""
+    from permenum.poolgen import cost
+
+    problem = get_problem("nqueens")
+    states = climb(problem, 11, 2000, 4.0, "edges").states
+    monkeypatch.setattr(cost, "_CHUNK_WALKS", 256)
+    monkeypatch.setattr(cost, "WALK_THREADS", 1)
+    one = estimate_costs(problem, 11, states, "edges", probes=4, seed=3)
+    monkeypatch.setattr(cost, "WALK_THREADS", 8)
+    many = estimate_costs(problem, 11, states, "edges", probes=4, seed=3)
+    assert len(states) > 10 * 64 and one.tobytes() == many.tobytes()
+    assert one.min() >= 1.0
+
+
 def test_costas_next_rows_match_the_definition() -> None:
     """The bitmask form of valid_next against the definition: no repeated row, no repeated displacement."""
     rng = np.random.default_rng(5)

@@ -36,3 +36,17 @@ def test_a_file_that_does_not_parse_is_a_clear_error() -> None:
     stream = StreamedPartition(buf.getvalue(), problem.mask_names, "partition 3")
     with pytest.raises(UserError, match="partition 3 does not parse"):
         stream.take(0, 1)
+
+
+def test_chunks_taken_at_the_parse_frontier() -> None:
+    """Devices take chunks while row groups are still being appended: every chunk is whole and right."""
+    problem = get_problem("nqueens")
+    states = climb(problem, 10, 300, 4.0, "edges").states
+    buf = io.BytesIO()
+    pq.write_table(states.to_table(), buf, row_group_size=4)
+    data = buf.getvalue()
+    for _ in range(30):
+        stream = StreamedPartition(data, problem.mask_names, "test")
+        for start in range(0, len(states), 3):  # right behind the parser, across group boundaries
+            end = min(start + 3, len(states))
+            assert np.array_equal(stream.take(start, end).prefix, states.prefix[start:end])

@@ -201,10 +201,9 @@ def edge_available(n: int, prefix: np.ndarray, masks: dict[str, np.ndarray], fre
     out = np.where(~corner & ((row < t) | (row > m - t)), free & ~ends, free)
     out = np.where(~corner & (row == m), out & band, out)
     out = np.where(corner & (row >= 2) & (row <= c1), out & ~np.uint32(2), out)
-    force = ~corner & (row == m - t) & (rows != 0)
-    cols = masks["cols"]
-    out = np.where(force & ((cols & np.uint32(1)) == 0), out & np.uint32(1), out)
-    out = np.where(force & ((cols >> np.uint32(m)) & np.uint32(1) == 0), out & (np.uint32(1) << np.uint32(m)), out)
+    # the forced row keeps only the empty ones of columns 0 and n-1 (both: both, as the kernel does)
+    empty = ~masks["cols"] & ends
+    out = np.where(~corner & (row == m - t) & (rows != 0) & (empty != 0), out & empty, out)
     return np.where(rows != 0, out & full, np.uint32(0)).astype(np.uint32)
 
 

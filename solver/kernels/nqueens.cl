@@ -334,7 +334,8 @@ inline uint nq_edge_leaf(const uint n, const uint t, const uint etie, const uint
                          const int lrow, const int rrow, const uint na, __global const uint4 *wtab)
 {
     const uint l = (uint)(row0 + lrow), r = (uint)(row0 + rrow);
-    if (((((etie >> l) | (etie >> r)) & 1u) | (na & etie)) == 0u) return emul * popcount(na);
+    // na == 0: a column 0 or n-1 may still be empty (its row register stale): no table read
+    if (na == 0u || ((((etie >> l) | (etie >> r)) & 1u) | (na & etie)) == 0u) return emul * popcount(na);
     const uint4 w = wtab[(t * n + l) * n + r];
     return (popcount(na & w.x) << 3) + (popcount(na & w.y) << 2) + (popcount(na & w.z) << 1) + popcount(na & w.w);
 }
