@@ -117,7 +117,7 @@ class NQueensKernel:
         if self.symmetry == "dihedral":
             layout = LAYOUTS[self.spec.reads]
             border = [np.ascontiguousarray(batch.prefix[:, k]) for k in (2, 3, 1)]
-        elif self.symmetry == "edges":  # the prefix matrix; the device finds t and the side rows (edge_inputs)
+        elif self.symmetry == "edges":  # the prefix matrix; the device finds t and the side rows
             layout, border = LAYOUT_EDGES, [np.ascontiguousarray(batch.prefix).reshape(-1), np.zeros(1, np.uint8), np.zeros(1, np.uint8)]
         else:
             layout, border = 0, [np.zeros(1, np.uint8)] * 3

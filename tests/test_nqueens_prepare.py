@@ -62,18 +62,19 @@ def test_prepared_inputs_match_the_reference(n: int, symmetry: str, kernel: str)
 
 
 @pytest.mark.parametrize("n", [9, 14])
-def test_prepared_edges_word_matches_edge_inputs(n: int) -> None:
+def test_prepared_edges_word_matches_the_prefix(n: int) -> None:
     """The edges mode: top-down masks, and t with the rows of columns 0 and n-1 (c1 for a corner)
-    found on the device in the prefix matrix -- the same as the host's edge_inputs."""
-    from permenum.problems.nqueens import edge_inputs
-
+    found on the device in the prefix matrix, against a plain reading of the prefix."""
     problem = get_problem("nqueens")
     states = climb(problem, n, 1500, 4.0, "edges").states
     dev = device_context(select_devices(None)[0])
     solver = NQueensKernel(dev, n, states.depth, "edges", "skip")
     buffers, _ = solver._prepared(states)
     got = np.stack([download(dev, b, len(states), np.uint32) for b in buffers], axis=1)
-    left, right, t = (x.astype(np.uint32) for x in edge_inputs(n, states.prefix))
+    p = states.prefix.tolist()
+    t = np.array([row[0] for row in p], np.uint32)
+    left = np.array([row.index(0) if 0 in row else 255 for row in p], np.uint32)
+    right = np.array([row[1] if row[0] == 0 else row.index(n - 1) if n - 1 in row else 255 for row in p], np.uint32)
     assert (t == 0).any() and (left != 255).any() and (right != 255).any() and (left == 255).any()
     np.testing.assert_array_equal(got[:, 4], t | left << 8 | right << 16)
     m = states.masks

@@ -161,8 +161,7 @@ def edge_weight_masks(n: int) -> np.ndarray:
     (t, b, l, r) has weight 8 >> k -- the kernel's leaf weights where a border queen ties with t."""
     m = n - 1
     t, l, r, b = np.meshgrid(np.arange(max(n // 2, 1)), np.arange(n), np.arange(n), np.arange(n), indexing="ij")
-    distinct = (t != 0) & (l != 0) & (r != 0) & (l != r) & (b != 0) & (b != m) & (t != m) & (l != m) & (r != m)
-    weight = np.where(distinct, border_weight(n, t, b, l, r), 0)
+    weight = border_weight(n, t, b, l, r)  # rows the kernel never reads (t = 0, a corner, l = r) too
     bits = np.uint32(1) << b.astype(np.uint32)
     return np.stack([np.bitwise_or.reduce(np.where(weight == w, bits, np.uint32(0)), axis=3)
                      for w in (8, 4, 2, 1)], axis=-1).astype(np.uint32)
@@ -172,19 +171,6 @@ def edge_weight(n: int, prefix: np.ndarray) -> np.ndarray:
     """(rows,) uint8: :func:`border_weight` of complete edges-mode states (prefix: every row's column)."""
     p = prefix[:, :n].astype(np.int64)
     return border_weight(n, p[:, 0], p[:, n - 1], np.argmax(p == 0, axis=1), np.argmax(p == n - 1, axis=1))
-
-
-def edge_inputs(n: int, prefix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """What the kernel needs of an edges-mode state (uint8 each): the row of column 0's queen and of
-    column n-1's (255: not placed yet) -- for a corner state, c1 instead of the latter -- and t."""
-    t = np.ascontiguousarray(prefix[:, 0])
-
-    def row_of(col: int) -> np.ndarray:
-        hit = prefix == col
-        return np.where(hit.any(axis=1), np.argmax(hit, axis=1), 255).astype(np.uint8)
-
-    right = np.where(t == 0, prefix[:, 1], row_of(n - 1)).astype(np.uint8) if prefix.shape[1] > 1 else row_of(n - 1)
-    return row_of(0), right, t
 
 
 def edge_available(n: int, prefix: np.ndarray, masks: dict[str, np.ndarray], free: np.ndarray) -> np.ndarray:
@@ -304,12 +290,10 @@ class NQueens(Problem):
             masks[k][grow] = placed[k]
         value = np.where(grow, col, PAD).astype(np.uint8)
         prefix = np.concatenate([batch.prefix[parent], value[:, None]], axis=1)
-        weight = batch.weight[parent]
-        if symmetry == "edges":  # a state completed here is counted with its border's orbit (corners: 8)
+        children = StateBatch(prefix, batch.weight[parent], masks)
+        if symmetry == "edges":  # a state completed here counts its border's orbit (corners: 8), or nothing
             done_now = np.nonzero(grow & (masks["rows"] == 0) & (prefix[:, 0] != 0))[0]
             if len(done_now):
-                weight[done_now] = edge_weight(n, prefix[done_now])
-            if not np.all(weight):
-                keep = np.nonzero(weight)[0]
-                return self._alive(n, StateBatch(prefix[keep], weight[keep], {k: v[keep] for k, v in masks.items()}), symmetry)
-        return self._alive(n, StateBatch(prefix, weight, masks), symmetry)
+                children.weight[done_now] = edge_weight(n, prefix[done_now])
+            children = children.take(np.nonzero(children.weight)[0])
+        return self._alive(n, children, symmetry)

@@ -30,7 +30,7 @@ inline uint nq_full(const uint n) { return n >= 32u ? 0xffffffffu : ((1u << n) -
 #define LAYOUT_TABLE 2u
 // * EDGES (skip, the edges mode): top-down masks; fl = t | row of column 0's queen << 8 | row of column
 //   n-1's queen << 16 (0xff: not placed yet; a corner state, t = 0, has c1 there), read from the
-//   prefix matrix (width columns per state) that comes in side_l (edge_inputs in nqueens.py).
+//   prefix matrix (width columns per state) that comes in side_l.
 #define LAYOUT_EDGES 3u
 __kernel void nqueens_prepare(const uint n, const uint layout, const uint nstates, const uint width,
                               __global const uint *cols, __global const ulong *d1, __global const ulong *d2,
@@ -292,6 +292,10 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
 #ifndef EDGE_FORCING  // 0: row n-1-t is not forced in the kernel (exact either way: forcing only prunes)
 #define EDGE_FORCING 1
 #endif
+// The mask a row with table word w leaves after queens cols: on the forced row the empty ones of
+// columns 0 and n-1 (both when both are empty: exact, that dead end shows a row later), else all.
+#define EDGE_FORCED(w, cols)                                                              \
+    (EDGE_FORCING && ((w) & EDGE_FORCE) && (~(cols) & (1u | hi)) ? ~(cols) & (1u | hi) : ~0u)
 #define HAS_TABLE ((BORDER && TABLE) || EDGES)
 #if !EDGES
 #define LEAF_COUNT(na) popcount(na)
@@ -320,9 +324,7 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
             }                                                                       \
             tab[k * WG] = b;                                                        \
         }                                                                           \
-        allowed = ~tab[0] & full;                                                   \
-        if (EDGE_FORCING && (tab[0] & EDGE_FORCE))                                  \
-            allowed &= ((c & 1u) ? full : 1u) & ((c & hi) ? full : hi);             \
+        allowed = ~tab[0] & full & EDGE_FORCED(tab[0], c);                          \
     }
 // The weighted completions of a state whose last row has free squares na: a corner state counts
 // them (emul 1, weight 8 on the host); otherwise 8 each (emul) unless a border queen ties with t
@@ -617,11 +619,7 @@ void nqueens_lds64(const uint n, const uint nstates,
     nr = ((r) | (bit)) >> 1;                                                          \
     {                                                                                 \
         const uint w = tab[(k) * WG];                                                 \
-        na = ~(nc | nl | nr | w) & full;                                              \
-        if (EDGE_FORCING) {  /* the empty ones of columns 0, n-1 on the forced row */  \
-            const uint g = ~nc & (1u | hi) & (uint)((int)w >> 31);                   \
-            na &= g ? g : ~0u;                                                        \
-        }                                                                             \
+        na = ~(nc | nl | nr | w) & full & EDGE_FORCED(w, nc);                         \
     }
 #elif BORDER && TABLE
 #if LEAF_ROWS != 1 || LOOKAHEAD
@@ -668,7 +666,7 @@ inline uint nq_last_two(const uint n, const uint full, const uint allowed, const
 // The root's children are counted, not entered: a state with LEAF_ROWS rows or fewer left is counted at load.
 #if LEAF_ROWS == 2
 #define FUSED_SMALL_STATE                                                                        \
-    if (last == 0) { cnt = LEAF_COUNT(a); nd += popcount(a); a = 0u; }                                     \
+    if (last == 0) { cnt = LEAF_COUNT(a); nd += popcount(a); a = 0u; }                           \
     else if (last == 1) { cnt = nq_last_two(n, full, allowed, hi, 0u, fl, fr, e1, e2, c, l, r, a, &nd); a = 0u; }
 #else
 #define FUSED_SMALL_STATE \
