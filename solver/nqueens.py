@@ -29,11 +29,12 @@ class Variant:
     reads: str = "shifted"  # "shifted": next-row masks; "events" / "table": those plus the border (nqueens.cl's
     # EVENTS / TABLE layouts); "absolute": pool masks
     stack_words: int = 4  # 32-bit words per level and work-item in __local memory (0: private stacks)
-    table_words: int = 0  # words per level added by the border table (dihedral mode only)
+    table_words: int = 0  # words per level added by the border table (dihedral mode)
+    edge_words: int = 0  # words per level added by the edges mode's table (EDGE_TABLE; else registers)
 
     def words(self, symmetry: str) -> int:
         """__local words per level and work-item in this symmetry mode."""
-        return self.stack_words + (self.table_words if symmetry in ("dihedral", "edges") else 0)
+        return self.stack_words + {"dihedral": self.table_words, "edges": self.edge_words}.get(symmetry, 0)
 
     @property
     def any_mode(self) -> bool:
@@ -57,6 +58,10 @@ VARIANTS: dict[str, Variant] = {
     "skip": Variant("nqueens_skip", ("-DTABLE=1",), reads="table", stack_words=4, table_words=1),
     "skip-ev": Variant("nqueens_skip", reads="events", stack_words=4),
     "skip-nf": Variant("nqueens_skip", ("-DTABLE=1", "-DEDGE_FORCING=0"), reads="table", stack_words=4, table_words=1),
+    "skip-tab": Variant("nqueens_skip", ("-DTABLE=1", "-DEDGE_TABLE=1"), reads="table", stack_words=4, table_words=1,
+                        edge_words=1),
+    "skip-sd": Variant("nqueens_skip", ("-DTABLE=1", "-DSTORE_ON_DESCENT=1"), reads="table", stack_words=4,
+                       table_words=1),
     "dsl": Variant("nqueens_dsl", stack_words=0),
     "dfs": Variant("nqueens_dfs", stack_words=0),
 }
@@ -69,7 +74,7 @@ def default_variant(dev: DeviceContext) -> str:
 
 LAYOUTS = {"events": 1, "table": 2}  # nqueens_prepare's border layouts (0: top-down, no border)
 LAYOUT_EDGES = 3  # top-down masks and the edges mode's word (t, column 0's and n-1's rows)
-EDGES_VARIANTS = ("skip", "skip-nf")  # the kernels with the edges mode's table and leaf weights
+EDGES_VARIANTS = ("skip", "skip-nf", "skip-tab", "skip-sd")  # the kernels with the edges mode's table and leaf weights
 GPU_WORK_GROUP = 128  # H200, lds dihedral N=20: 7.17 s vs 7.68 s at 64, 7.14 s at 256 (bench/NOTES.md)
 TOP_DOWN = ("mirror", "none")  # symmetry modes whose open rows are one block at the bottom
 

@@ -279,29 +279,45 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
 #ifndef TABLE
 #define TABLE 0
 #endif
-// EDGES (skip, the edges mode of permenum/problems/nqueens.py, top-down): the table holds each level's
-// squares ruled out by the mode's bounds from t (row 0's column): columns 0 and n-1 above row t and
-// below row n-1-t, the last row outside columns t..n-1-t; EDGE_FORCE marks row n-1-t, which must take
-// column 0 / n-1 while that column is empty. A corner state (t = 0) rules out column 1 on rows <= c1.
+// EDGES (skip, the edges mode of permenum/problems/nqueens.py, top-down): the mode's bounds from t (row 0's
+// column): columns 0 and n-1 are ruled out above row t and below row n-1-t, the last row outside columns
+// t..n-1-t (eband); row n-1-t must take column 0 / n-1 while that column is empty. A corner state (t = 0)
+// rules out column 1 on rows <= c1. With EDGE_TABLE 0 (default) the bounds are computed in registers
+// each pass -- level k is inside when (uint)(k - ein) <= espan, and then has ewin ruled out, else ewout --
+// so the stack keeps 4 words per level; EDGE_TABLE 1 reads them from a per-level __local table (5 words).
 // lrow / rrow: the level of column 0's / n-1's queen, valid while cols holds that column (a pop to
 // above it leaves cols without it; placing it again sets it). Leaves are weighted by nq_edge_leaf.
 #ifndef EDGES
 #define EDGES 0
 #endif
+#ifndef EDGE_TABLE
+#define EDGE_TABLE 0
+#endif
 #define EDGE_FORCE 0x80000000u
 #ifndef EDGE_FORCING  // 0: row n-1-t is not forced in the kernel (exact either way: forcing only prunes)
 #define EDGE_FORCING 1
 #endif
-// The mask a row with table word w leaves after queens cols: on the forced row the empty ones of
-// columns 0 and n-1 (both when both are empty: exact, that dead end shows a row later), else all.
-#define EDGE_FORCED(w, cols)                                                              \
-    (EDGE_FORCING && ((w) & EDGE_FORCE) && (~(cols) & (1u | hi)) ? ~(cols) & (1u | hi) : ~0u)
-#define HAS_TABLE ((BORDER && TABLE) || EDGES)
+// The mask a row leaves after queens cols: on the forced row (table word w with EDGE_FORCE, or level
+// eforce) the empty ones of columns 0 and n-1 (both when both are empty: exact, that dead end shows a
+// row later), else all.
+#define EDGE_FORCED_IF(forced, cols) \
+    (EDGE_FORCING && (forced) && (~(cols) & (1u | hi)) ? ~(cols) & (1u | hi) : ~0u)
+#define EDGE_FORCED(w, cols) EDGE_FORCED_IF((w) & EDGE_FORCE, cols)
+#define EDGE_BOUND(k) ((uint)((int)(k) - ein) <= espan ? ewin : ewout)
+#define EDGE_LEVEL_MASK(k, cols) (~EDGE_BOUND(k) & EDGE_FORCED_IF((int)(k) == eforce, cols))
+#define HAS_TABLE ((BORDER && TABLE) || (EDGES && EDGE_TABLE))
+// a leaf's last-row candidates: the edges mode keeps its band there (the table folds it into the last row)
+#if EDGES && !EDGE_TABLE
+#define LEAF_MASK(na) ((na) & eband)
+#else
+#define LEAF_MASK(na) (na)
+#endif
 #if !EDGES
 #define LEAF_COUNT(na) popcount(na)
 #define EDGE_PARAMS
 #endif
 #if EDGES
+// t, its tie masks and weight, the side rows; then the bounds (EDGE_BOUNDS: a table or registers)
 #define LOAD_BORDER                                                                 \
     {                                                                               \
         const uint e = fl_in[i], m = n - 1u;                                        \
@@ -311,6 +327,11 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
         erow0 = (int)row0;                                                          \
         const uint ea = (e >> 8) & 0xffu, eb = (e >> 16) & 0xffu;                   \
         lrow = (int)ea - (int)row0; rrow = (int)eb - (int)row0;                     \
+        EDGE_BOUNDS                                                                 \
+    }
+#if EDGE_TABLE
+#define EDGE_BOUNDS                                                                 \
+    {                                                                               \
         const uint band = ((1u << (m - et + 1u)) - 1u) & ~((1u << et) - 1u);        \
         for (int k = 0; k <= last; ++k) {                                           \
             const uint row = row0 + (uint)k;                                        \
@@ -326,6 +347,20 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
         }                                                                           \
         allowed = ~tab[0] & full & EDGE_FORCED(tab[0], c);                          \
     }
+#else
+// inside rows: t..n-1-t (none ruled out; outside: columns 0 and n-1), or for a corner rows 0..c1
+// (column 1 ruled out; outside: none); eforce: the level of row n-1-t (-1: none)
+#define EDGE_BOUNDS                                                                 \
+    {                                                                               \
+        ein = et == 0u ? -(int)row0 : (int)et - (int)row0;                          \
+        espan = et == 0u ? eb : m - 2u * et;                                        \
+        ewin = et == 0u ? 2u : 0u;                                                  \
+        ewout = et == 0u ? 0u : 1u | hi;                                            \
+        eforce = et == 0u ? -1 : (int)(m - et) - (int)row0;                         \
+        eband = et == 0u ? full : ((1u << (m - et + 1u)) - 1u) & ~((1u << et) - 1u); \
+        allowed = full & EDGE_LEVEL_MASK(0, c) & (last == 0 ? eband : full);        \
+    }
+#endif
 // The weighted completions of a state whose last row has free squares na: a corner state counts
 // them (emul 1, weight 8 on the host); otherwise 8 each (emul) unless a border queen ties with t
 // (etie: columns / rows t and n-1-t; 0 for a corner), then by the host's table of border_weight
@@ -393,7 +428,7 @@ inline uint nq_edge_leaf(const uint n, const uint t, const uint etie, const uint
     }
 // The work-item's variables that LOAD_STATE sets (without BORDER the event masks are constant 0).
 #if EDGES
-#define BORDER_VARIABLES uint et, etie, emul; int erow0, lrow, rrow;
+#define BORDER_VARIABLES uint et, etie, emul, espan, ewin, ewout, eband; int erow0, lrow, rrow, ein, eforce;
 #elif BORDER && TABLE
 #define BORDER_VARIABLES
 #elif BORDER
@@ -426,7 +461,7 @@ inline uint nq_edge_leaf(const uint n, const uint t, const uint etie, const uint
     __global const uint *fl_in, __global const uint *fr_in,                         \
     __global const uint *e1_in, __global const uint *e2_in,                         \
     __global ulong *counts, __global ulong *nodes, volatile __global uint *next EDGE_PARAMS
-#if !HAS_TABLE  // lds reads the EVENTS layout only
+#if !HAS_TABLE && !EDGES  // lds reads the EVENTS layout only
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void nqueens_lds(EVENTS_KERNEL_PARAMS)
 {
@@ -612,7 +647,7 @@ void nqueens_lds64(const uint n, const uint nstates,
 #define LOOKAHEAD 0
 #endif
 // masks of level k from the parent's after placing `bit` (ld is not cut to the board: na is)
-#if EDGES
+#if EDGES && EDGE_TABLE
 #define NEXT_ROW(k, bit, c, l, r, nc, nl, nr, na)                                     \
     nc = (c) | (bit);                                                                 \
     nl = ((l) | (bit)) << 1;                                                          \
@@ -621,6 +656,12 @@ void nqueens_lds64(const uint n, const uint nstates,
         const uint w = tab[(k) * WG];                                                 \
         na = ~(nc | nl | nr | w) & full & EDGE_FORCED(w, nc);                         \
     }
+#elif EDGES
+#define NEXT_ROW(k, bit, c, l, r, nc, nl, nr, na)                                     \
+    nc = (c) | (bit);                                                                 \
+    nl = ((l) | (bit)) << 1;                                                          \
+    nr = ((r) | (bit)) >> 1;                                                          \
+    na = ~(nc | nl | nr) & full & EDGE_LEVEL_MASK(k, nc);
 #elif BORDER && TABLE
 #if LEAF_ROWS != 1 || LOOKAHEAD
 #error "TABLE reads level k's row of the table: LEAF_ROWS 1 and no LOOKAHEAD"
@@ -768,13 +809,15 @@ void nqueens_fused(EVENTS_KERNEL_PARAMS)
 // node's own cols (several levels may be undone at once) next to its candidates left, ld and rd;
 // the level comes back as the number of queens in cols placed since the state's start.
 // Border: either layout (EVENTS or TABLE), read by the level as in fused.
+// A state's last level is a leaf (counted, never descended from), so its levels 0..last-1 need slots.
+#define SLOTS (STACK > 1 ? STACK - 1 : 1)
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void nqueens_skip(EVENTS_KERNEL_PARAMS)
 {
-    __local uint stack[(4 + HAS_TABLE) * STACK * WG];  // [word][slot][lane]: candidates left, cols, ld, rd; the table
+    __local uint stack[4 * SLOTS * WG + HAS_TABLE * STACK * WG];  // [word][slot][lane]: candidates left, cols, ld, rd; the table
     STATE_VARIABLES
 #if HAS_TABLE
-    __local uint *const tab = stack + 4 * STACK * WG + lane;
+    __local uint *const tab = stack + 4 * SLOTS * WG + lane;
 #endif
     __local uint *const base = stack + lane;
     uint acc = 0u;  // completions counted since the last pop (at most a level's candidates per pass between pops)
@@ -797,9 +840,9 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
             }
             top -= WG;
             a = top[0];
-            c = top[STACK * WG];
-            l = top[2 * STACK * WG];
-            r = top[3 * STACK * WG];
+            c = top[SLOTS * WG];
+            l = top[2 * SLOTS * WG];
+            r = top[3 * SLOTS * WG];
             d = (int)popcount(c) - placed0;
         }
         const uint bit = a & (~a + 1u);
@@ -810,18 +853,23 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
 #endif
         uint nc, nl, nr, na;
         NEXT_ROW((uint)(d + 1), bit, c, l, r, nc, nl, nr, na)
-        // written on every pass, kept (top moves on) only by a descent that leaves candidates behind
-        top[0] = rest;
-        top[STACK * WG] = c;
-        top[2 * STACK * WG] = l;
-        top[3 * STACK * WG] = r;
         const bool leaf = d == last - 1;
-        acc += leaf ? LEAF_COUNT(na) : 0u;
-#ifdef COUNT_NODES
-        nd += 1 + (leaf ? popcount(na) : 0u);
-#endif
         const bool down = !leaf && na != 0u;
-        top += down && rest != 0u ? WG : 0;
+        const bool keep = down && rest != 0u;  // the slot outlives this pass
+#if STORE_ON_DESCENT
+        if (keep)  // predicated stores
+#endif
+        {   // else written on every pass, kept (top moves on) only by a descent that leaves candidates behind
+            top[0] = rest;
+            top[SLOTS * WG] = c;
+            top[2 * SLOTS * WG] = l;
+            top[3 * SLOTS * WG] = r;
+        }
+        acc += leaf ? LEAF_COUNT(LEAF_MASK(na)) : 0u;
+#ifdef COUNT_NODES
+        nd += 1 + (leaf ? popcount(LEAF_MASK(na)) : 0u);
+#endif
+        top += keep ? WG : 0;
         a = down ? na : rest;
         c = down ? nc : c;
         l = down ? nl : l;
