@@ -29,12 +29,11 @@ class Variant:
     reads: str = "shifted"  # "shifted": next-row masks; "events" / "table": those plus the border (nqueens.cl's
     # EVENTS / TABLE layouts); "absolute": pool masks
     stack_words: int = 4  # 32-bit words per level and work-item in __local memory (0: private stacks)
-    table_words: int = 0  # words per level added by the border table (dihedral mode)
-    edge_words: int = 0  # words per level added by the edges mode's table (EDGE_TABLE; else registers)
+    table_words: int = 0  # words per level added by the border table (dihedral mode only)
 
     def words(self, symmetry: str) -> int:
         """__local words per level and work-item in this symmetry mode."""
-        return self.stack_words + {"dihedral": self.table_words, "edges": self.edge_words}.get(symmetry, 0)
+        return self.stack_words + (self.table_words if symmetry == "dihedral" else 0)
 
     @property
     def any_mode(self) -> bool:
@@ -56,10 +55,9 @@ VARIANTS: dict[str, Variant] = {
     "fused-sd": Variant("nqueens_fused", ("-DSTORE_ON_DESCENT=1",), reads="events", stack_words=3),
     "fused-t": Variant("nqueens_fused", ("-DTABLE=1",), reads="table", stack_words=3, table_words=1),
     "skip": Variant("nqueens_skip", ("-DTABLE=1",), reads="table", stack_words=4, table_words=1),
-    "skip-ev": Variant("nqueens_skip", reads="events", stack_words=4),
+    "skip-ev": Variant("nqueens_skip", ("-DFILTER=0",), reads="events", stack_words=4),
     "skip-nf": Variant("nqueens_skip", ("-DTABLE=1", "-DEDGE_FORCING=0"), reads="table", stack_words=4, table_words=1),
-    "skip-tab": Variant("nqueens_skip", ("-DTABLE=1", "-DEDGE_TABLE=1"), reads="table", stack_words=4, table_words=1,
-                        edge_words=1),
+    "skip-all": Variant("nqueens_skip", ("-DTABLE=1", "-DFILTER=0"), reads="table", stack_words=4, table_words=1),
     "skip-sd": Variant("nqueens_skip", ("-DTABLE=1", "-DSTORE_ON_DESCENT=1"), reads="table", stack_words=4,
                        table_words=1),
     "dsl": Variant("nqueens_dsl", stack_words=0),
@@ -74,7 +72,7 @@ def default_variant(dev: DeviceContext) -> str:
 
 LAYOUTS = {"events": 1, "table": 2}  # nqueens_prepare's border layouts (0: top-down, no border)
 LAYOUT_EDGES = 3  # top-down masks and the edges mode's word (t, column 0's and n-1's rows)
-EDGES_VARIANTS = ("skip", "skip-nf", "skip-tab", "skip-sd")  # the kernels with the edges mode's table and leaf weights
+EDGES_VARIANTS = ("skip", "skip-nf", "skip-all", "skip-sd")  # the kernels with the edges mode's table and leaf weights
 GPU_WORK_GROUP = 128  # H200, lds dihedral N=20: 7.17 s vs 7.68 s at 64, 7.14 s at 256 (bench/NOTES.md)
 TOP_DOWN = ("mirror", "none")  # symmetry modes whose open rows are one block at the bottom
 

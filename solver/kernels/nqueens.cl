@@ -282,32 +282,26 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
 // EDGES (skip, the edges mode of permenum/problems/nqueens.py, top-down): the mode's bounds from t (row 0's
 // column): columns 0 and n-1 are ruled out above row t and below row n-1-t, the last row outside columns
 // t..n-1-t (eband); row n-1-t must take column 0 / n-1 while that column is empty. A corner state (t = 0)
-// rules out column 1 on rows <= c1. With EDGE_TABLE 0 (default) the bounds are computed in registers
-// each pass -- level k is inside when (uint)(k - ein) <= espan, and then has ewin ruled out, else ewout --
-// so the stack keeps 4 words per level; EDGE_TABLE 1 reads them from a per-level __local table (5 words).
+// rules out column 1 on rows <= c1. The bounds are computed in registers each pass -- level k is inside
+// when (uint)(k - ein) <= espan, and then has ewin ruled out, else ewout -- so the stack keeps 4 words per
+// level (a per-level __local table of them, a fifth word, was 2.7% slower at N=21: bench/NOTES.md).
 // lrow / rrow: the level of column 0's / n-1's queen, valid while cols holds that column (a pop to
 // above it leaves cols without it; placing it again sets it). Leaves are weighted by nq_edge_leaf.
 #ifndef EDGES
 #define EDGES 0
 #endif
-#ifndef EDGE_TABLE
-#define EDGE_TABLE 0
-#endif
-#define EDGE_FORCE 0x80000000u
 #ifndef EDGE_FORCING  // 0: row n-1-t is not forced in the kernel (exact either way: forcing only prunes)
 #define EDGE_FORCING 1
 #endif
-// The mask a row leaves after queens cols: on the forced row (table word w with EDGE_FORCE, or level
-// eforce) the empty ones of columns 0 and n-1 (both when both are empty: exact, that dead end shows a
-// row later), else all.
+// The mask a row leaves after queens cols: on the forced row (level eforce) the empty ones of columns 0
+// and n-1 (both when both are empty: exact, that dead end shows a row later), else all.
 #define EDGE_FORCED_IF(forced, cols) \
     (EDGE_FORCING && (forced) && (~(cols) & (1u | hi)) ? ~(cols) & (1u | hi) : ~0u)
-#define EDGE_FORCED(w, cols) EDGE_FORCED_IF((w) & EDGE_FORCE, cols)
 #define EDGE_BOUND(k) ((uint)((int)(k) - ein) <= espan ? ewin : ewout)
 #define EDGE_LEVEL_MASK(k, cols) (~EDGE_BOUND(k) & EDGE_FORCED_IF((int)(k) == eforce, cols))
-#define HAS_TABLE ((BORDER && TABLE) || (EDGES && EDGE_TABLE))
-// a leaf's last-row candidates: the edges mode keeps its band there (the table folds it into the last row)
-#if EDGES && !EDGE_TABLE
+#define HAS_TABLE (BORDER && TABLE)
+// a leaf's last-row candidates: the edges mode keeps its band there
+#if EDGES
 #define LEAF_MASK(na) ((na) & eband)
 #else
 #define LEAF_MASK(na) (na)
@@ -317,7 +311,9 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
 #define EDGE_PARAMS
 #endif
 #if EDGES
-// t, its tie masks and weight, the side rows; then the bounds (EDGE_BOUNDS: a table or registers)
+// t, its tie masks and weight, the side rows; the bounds: inside rows t..n-1-t (none ruled out; outside:
+// columns 0 and n-1), or for a corner rows 0..c1 (column 1 ruled out; outside: none); eforce: the level
+// of row n-1-t (-1: none)
 #define LOAD_BORDER                                                                 \
     {                                                                               \
         const uint e = fl_in[i], m = n - 1u;                                        \
@@ -327,31 +323,6 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
         erow0 = (int)row0;                                                          \
         const uint ea = (e >> 8) & 0xffu, eb = (e >> 16) & 0xffu;                   \
         lrow = (int)ea - (int)row0; rrow = (int)eb - (int)row0;                     \
-        EDGE_BOUNDS                                                                 \
-    }
-#if EDGE_TABLE
-#define EDGE_BOUNDS                                                                 \
-    {                                                                               \
-        const uint band = ((1u << (m - et + 1u)) - 1u) & ~((1u << et) - 1u);        \
-        for (int k = 0; k <= last; ++k) {                                           \
-            const uint row = row0 + (uint)k;                                        \
-            uint b;                                                                 \
-            if (et == 0u) {                                                         \
-                b = row <= eb ? 2u : 0u;                                            \
-            } else {                                                                \
-                b = (row < et || row > m - et) ? (1u | hi) : 0u;                    \
-                b |= row == m ? full & ~band : 0u;                                  \
-                b |= row == m - et ? EDGE_FORCE : 0u;                               \
-            }                                                                       \
-            tab[k * WG] = b;                                                        \
-        }                                                                           \
-        allowed = ~tab[0] & full & EDGE_FORCED(tab[0], c);                          \
-    }
-#else
-// inside rows: t..n-1-t (none ruled out; outside: columns 0 and n-1), or for a corner rows 0..c1
-// (column 1 ruled out; outside: none); eforce: the level of row n-1-t (-1: none)
-#define EDGE_BOUNDS                                                                 \
-    {                                                                               \
         ein = et == 0u ? -(int)row0 : (int)et - (int)row0;                          \
         espan = et == 0u ? eb : m - 2u * et;                                        \
         ewin = et == 0u ? 2u : 0u;                                                  \
@@ -360,7 +331,6 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
         eband = et == 0u ? full : ((1u << (m - et + 1u)) - 1u) & ~((1u << et) - 1u); \
         allowed = full & EDGE_LEVEL_MASK(0, c) & (last == 0 ? eband : full);        \
     }
-#endif
 // The weighted completions of a state whose last row has free squares na: a corner state counts
 // them (emul 1, weight 8 on the host); otherwise 8 each (emul) unless a border queen ties with t
 // (etie: columns / rows t and n-1-t; 0 for a corner), then by the host's table of border_weight
@@ -647,16 +617,7 @@ void nqueens_lds64(const uint n, const uint nstates,
 #define LOOKAHEAD 0
 #endif
 // masks of level k from the parent's after placing `bit` (ld is not cut to the board: na is)
-#if EDGES && EDGE_TABLE
-#define NEXT_ROW(k, bit, c, l, r, nc, nl, nr, na)                                     \
-    nc = (c) | (bit);                                                                 \
-    nl = ((l) | (bit)) << 1;                                                          \
-    nr = ((r) | (bit)) >> 1;                                                          \
-    {                                                                                 \
-        const uint w = tab[(k) * WG];                                                 \
-        na = ~(nc | nl | nr | w) & full & EDGE_FORCED(w, nc);                         \
-    }
-#elif EDGES
+#if EDGES
 #define NEXT_ROW(k, bit, c, l, r, nc, nl, nr, na)                                     \
     nc = (c) | (bit);                                                                 \
     nl = ((l) | (bit)) << 1;                                                          \
@@ -809,6 +770,36 @@ void nqueens_fused(EVENTS_KERNEL_PARAMS)
 // node's own cols (several levels may be undone at once) next to its candidates left, ld and rd;
 // the level comes back as the number of queens in cols placed since the state's start.
 // Border: either layout (EVENTS or TABLE), read by the level as in fused.
+// FILTER (skip; not with the EVENTS border): a child's candidates whose own child would have no free
+// square are dropped when the child is made, so no pass is spent on them (about half of all passes at
+// N=12-14 found such a dead child). b is dead when every free square F of the row after b's lies on b's
+// column or diagonals, i.e. F within b-1..b+1 -- for all b at once: b between the highest bit of F less
+// one and the lowest plus one (F empty: all dead). NEXT_FREE(k, ...): F of level k before its queen; on
+// the edges mode's forced row F is made wide (bits 0 and 31) so that nothing is dropped there (whether
+// the row is forced depends on b), and the last row keeps its band. Node counts stay those of the full
+// tree (COUNT_NODES counts the dropped children).
+#ifndef FILTER
+#define FILTER 1
+#endif
+#if FILTER && BORDER && !TABLE
+#error "FILTER needs the TABLE layout of the border (or none)"
+#endif
+#if EDGES
+#define NEXT_FREE(k, nc, nl, nr)                                                             \
+    ((~((nc) | ((nl) << 1) | ((nr) >> 1) | EDGE_BOUND(k)) & full & ((int)(k) == last ? eband : full)) \
+     | ((int)(k) == eforce ? 0x80000001u : 0u))
+#elif BORDER
+#define NEXT_FREE(k, nc, nl, nr) (~((nc) | ((nl) << 1) | ((nr) >> 1) | tab[min((int)(k), last) * WG]) & full)
+#else
+#define NEXT_FREE(k, nc, nl, nr) (~((nc) | ((nl) << 1) | ((nr) >> 1)) & allowed)
+#endif
+// the candidates b of a whose next row keeps a square, given that row's free squares f
+inline uint nq_alive(const uint a, const uint f)
+{
+    const uint low = f & (~f + 1u);
+    // b > lowest + 1, or b < highest - 1 (0x3fffffff >> clz: the bits below highest - 1)
+    return a & (~(low * 4u - 1u) | (0x3fffffffu >> clz(f))) & (0u - (uint)(f != 0u));  // no branch
+}
 // A state's last level is a leaf (counted, never descended from), so its levels 0..last-1 need slots.
 #define SLOTS (STACK > 1 ? STACK - 1 : 1)
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
@@ -854,6 +845,15 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
         uint nc, nl, nr, na;
         NEXT_ROW((uint)(d + 1), bit, c, l, r, nc, nl, nr, na)
         const bool leaf = d == last - 1;
+#if FILTER
+        {
+            const uint live = nq_alive(na, NEXT_FREE(d + 2, nc, nl, nr));  // unused at a leaf
+#ifdef COUNT_NODES
+            nd += leaf ? 0u : popcount(na ^ live);
+#endif
+            na = leaf ? na : live;
+        }
+#endif
         const bool down = !leaf && na != 0u;
         const bool keep = down && rest != 0u;  // the slot outlives this pass
 #if STORE_ON_DESCENT
