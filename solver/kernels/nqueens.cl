@@ -800,14 +800,6 @@ inline uint nq_alive(const uint a, const uint f)
     // b > lowest + 1, or b < highest - 1 (0x3fffffff >> clz: the bits below highest - 1)
     return a & (~(low * 4u - 1u) | (0x3fffffffu >> clz(f))) & (0u - (uint)(f != 0u));  // no branch
 }
-// POP_SELECT: the pop as selects on every pass (all lanes read their top slot) instead of a branch that
-// the warp takes whenever one lane pops; LEAF_SELECT: the leaf count likewise (its tie lookup stays a branch).
-#ifndef POP_SELECT
-#define POP_SELECT 0
-#endif
-#ifndef LEAF_SELECT
-#define LEAF_SELECT 0
-#endif
 // A state's last level is a leaf (counted, never descended from), so its levels 0..last-1 need slots.
 #define SLOTS (STACK > 1 ? STACK - 1 : 1)
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
@@ -826,33 +818,6 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
     int placed0 = (int)popcount(c);
     __local uint *top = base;  // the next free slot
     for (;;) {
-#if POP_SELECT
-        if (a == 0u && top == base) {  // no ancestor has candidates left: the state is done
-            cnt += acc;
-            acc = 0u;
-            STORE_COUNT
-            i = atomic_inc(next);
-            if (i >= nstates) return;
-            LOAD_STATE(FUSED_SMALL_STATE)
-            placed0 = (int)popcount(c);
-            continue;
-        }
-        {   // the pop as selects: every lane reads its top slot, a lane without candidates takes it
-            const bool pop = a == 0u;
-            __local uint *const src = pop ? top - WG : top;
-            const uint sa = src[0], sc = src[SLOTS * WG], sl = src[2 * SLOTS * WG], sr = src[3 * SLOTS * WG];
-            top = src;
-            a = pop ? sa : a;
-            c = pop ? sc : c;
-            l = pop ? sl : l;
-            r = pop ? sr : r;
-            d = pop ? (int)popcount(sc) - placed0 : d;
-        }
-        if (acc >= 0x40000000u) {  // rare: the 64-bit sum grows at the state's end, or here
-            cnt += acc;
-            acc = 0u;
-        }
-#else
         if (a == 0u) {
             cnt += acc;
             acc = 0u;
@@ -871,7 +836,6 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
             r = top[3 * SLOTS * WG];
             d = (int)popcount(c) - placed0;
         }
-#endif
         const uint bit = a & (~a + 1u);
         const uint rest = a ^ bit;
 #if EDGES
@@ -901,11 +865,7 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
             top[2 * SLOTS * WG] = l;
             top[3 * SLOTS * WG] = r;
         }
-#if LEAF_SELECT
-        acc += LEAF_COUNT(leaf ? LEAF_MASK(na) : 0u);  // every lane: 0 above the leaves
-#else
         acc += leaf ? LEAF_COUNT(LEAF_MASK(na)) : 0u;
-#endif
 #ifdef COUNT_NODES
         nd += 1 + (leaf ? popcount(LEAF_MASK(na)) : 0u);
 #endif
