@@ -64,6 +64,21 @@ def test_fewer_nodes_with_more_symmetry(fewer: str, more: str, kernel: str, n: i
     assert nodes[fewer] < ratio * nodes[more], nodes
 
 
+@pytest.mark.parametrize("symmetry", ["edges", "dihedral", "mirror", "none"])
+def test_dead_child_filter_keeps_every_count_and_node(symmetry: str) -> None:
+    """skip drops a child's candidates whose own child has no square; skip-all enters them. Per state the
+    counts must agree (a live candidate dropped would lose solutions) and so must the node counts (the
+    filter counts the children it drops: a wrong window shows as a different tree)."""
+    problem = get_problem("nqueens")
+    dev = device_context(select_devices(None)[0])
+    ladder = climb(problem, 12, 512, 4.0, symmetry)
+    out = {kernel: make_solver("nqueens", dev, 12, ladder.depth, kernel, symmetry, count_nodes=True)(ladder.states)
+           for kernel in ("skip", "skip-all")}
+    assert np.array_equal(out["skip"].counts, out["skip-all"].counts)
+    assert np.array_equal(out["skip"].nodes, out["skip-all"].nodes)
+    assert problem.tally(ladder.states, out["skip"].counts, None, symmetry).weighted == published("nqueens_total", 12)
+
+
 def test_top_down_kernels_refuse_the_dihedral_mode() -> None:
     from permenum.errors import UserError
 

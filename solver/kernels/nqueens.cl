@@ -778,8 +778,8 @@ void nqueens_fused(EVENTS_KERNEL_PARAMS)
 // the edges mode's forced row F is made wide (bits 0 and 31) so that nothing is dropped there (whether
 // the row is forced depends on b), and the last row keeps its band. Node counts stay those of the full
 // tree (COUNT_NODES counts the dropped children).
-#ifndef FILTER
-#define FILTER 1
+#ifndef FILTER  // on by default where it can be (not with the EVENTS border: skip-ev, lds, fused)
+#define FILTER (!BORDER || TABLE)
 #endif
 #if FILTER && BORDER && !TABLE
 #error "FILTER needs the TABLE layout of the border (or none)"
