@@ -2,9 +2,9 @@
 # The single-GPU measurements of the closing notes, in one call on a GPU node without network:
 #   bash bench/gpu_suite.sh OUTDIR
 # 1. N-Queens kernels (bench/kernels.py, one launch each, pools of 32+ states per lane as
-#    `enumerate` builds them): N=18-20 with the default (skip, edges) beside skip in the dihedral
-#    (border placed first) and mirror modes, node counts for N=18; N=21 edges beside dihedral (and
-#    NQ_BIG=22 with the default).
+#    `enumerate` builds them): N=18-20 with the default (skip, edges) beside skip-all (no dead-child
+#    filter) and skip in the dihedral (border placed first) and mirror modes, node counts for N=18;
+#    N=21 the same but mirror (and NQ_BIG=22 with the default).
 # 2. Costas 14-20 through the whole local flow (bench/bench.py, lds).
 # 3. `permenum enumerate nqueens 21 --device gpu` and `enumerate costas 18 --device gpu` as a
 #    user runs them. Every count is checked against OEIS; every step writes its own log in OUTDIR
@@ -21,8 +21,9 @@ repo=$PWD
 pe() { (cd /tmp && python3 -m permenum.cli "$@"); }  # not from the checkout: ./permenum would shadow the install
 kern() { (cd /tmp && python3 "$repo/bench/kernels.py" --device gpu "$@"); }
 t=/tmp/permenum-runs; rm -rf $t; mkdir -p $t
-kern --nqueens 18 19 20 --variants skip:edges skip:dihedral skip:mirror --target-states 8600000 --nodes-upto 18 > "$out/nq-18-20.log" 2>&1
-kern --nqueens 21 --variants skip:edges skip:dihedral --target-states 8600000 > "$out/nq-21.log" 2>&1
+kern --nqueens 18 19 20 --variants skip:edges skip-all:edges skip:dihedral skip:mirror --target-states 8600000 --nodes-upto 18 \
+    > "$out/nq-18-20.log" 2>&1
+kern --nqueens 21 --variants skip:edges skip-all:edges skip:dihedral --target-states 8600000 > "$out/nq-21.log" 2>&1
 [ -n "${NQ_BIG:-}" ] && kern --nqueens $NQ_BIG --variants skip:edges --target-states 8600000 > "$out/nq-big.log" 2>&1
 [ "${COSTAS:-1}" = 1 ] && python3 bench/bench.py --device gpu --nqueens --costas 14 15 16 17 18 19 20 --costas-target 262144 --costas-kernels lds \
     > "$out/costas.log" 2>&1
