@@ -58,23 +58,20 @@ VARIANTS: dict[str, Variant] = {
     "skip-ev": Variant("nqueens_skip", ("-DFILTER=0",), reads="events", stack_words=4),
     "skip-nf": Variant("nqueens_skip", ("-DTABLE=1", "-DEDGE_FORCING=0"), reads="table", stack_words=4, table_words=1),
     "skip-all": Variant("nqueens_skip", ("-DTABLE=1", "-DFILTER=0"), reads="table", stack_words=4, table_words=1),
-    "skip-sd": Variant("nqueens_skip", ("-DTABLE=1", "-DSTORE_ON_DESCENT=1"), reads="table", stack_words=4,
-                       table_words=1),
     "dsl": Variant("nqueens_dsl", stack_words=0),
     "dfs": Variant("nqueens_dfs", stack_words=0),
 }
 
 
 def default_variant(dev: DeviceContext) -> str:
-    """skip on a GPU (H200, N=21 edges: 17.70 s vs 18.79 s without the dead-child filter); skip-all, the
-    same search without the filter, on CPUs (PoCL N=15 edges: 0.253-0.257 s vs 0.271-0.277 s, best of 3),
-    where a pass on a dead child costs less than the filter's test on every pass."""
-    return "skip" if dev.ref.is_gpu else "skip-all"
+    """skip on every device (H200, N=21 edges: 17.50 s vs 18.79 s for skip-all, the same search without
+    the dead-child filter; PoCL N=15 edges, best of 3 in three runs: 0.232-0.260 s vs 0.248-0.261 s)."""
+    return "skip"
 
 
 LAYOUTS = {"events": 1, "table": 2}  # nqueens_prepare's border layouts (0: top-down, no border)
 LAYOUT_EDGES = 3  # top-down masks and the edges mode's word (t, column 0's and n-1's rows)
-EDGES_VARIANTS = ("skip", "skip-nf", "skip-all", "skip-sd")  # the kernels with the edges mode's bounds and leaf weights
+EDGES_VARIANTS = ("skip", "skip-nf", "skip-all")  # the kernels with the edges mode's bounds and leaf weights
 GPU_WORK_GROUP = 128  # H200, lds dihedral N=20: 7.17 s vs 7.68 s at 64, 7.14 s at 256 (bench/NOTES.md)
 TOP_DOWN = ("mirror", "none")  # symmetry modes whose open rows are one block at the bottom
 

@@ -174,8 +174,8 @@ def edge_weight(n: int, prefix: np.ndarray) -> np.ndarray:
 
 
 def edge_available(n: int, prefix: np.ndarray, masks: dict[str, np.ndarray], free: np.ndarray) -> np.ndarray:
-    """``free`` (the next open row's free squares) less the edges mode's static rules (nqueens.cl's
-    EDGES table, square for square): see the module's docstring."""
+    """``free`` (the next open row's free squares) less the edges mode's static rules (the bounds that
+    nqueens.cl computes per level, EDGE_BOUND and the forced row): see the module's docstring."""
     m, full = n - 1, _full(n)
     rows = masks["rows"]
     row = lowest_bit_index(rows)
@@ -264,7 +264,7 @@ class NQueens(Problem):
         """Depth-2 states: the corner queen with row 1's queen at c1 >= 2 (weight 8), and row 0 at each
         t with t < n-1-t, expanded once by the mode's rules (weight 1; the kernel weights solutions)."""
         if n >= 32:
-            raise UserError("nqueens: symmetry 'edges' keeps a flag in bit 31 of a row: n <= 31 (use dihedral)")
+            raise UserError("nqueens: symmetry 'edges' serves n <= 31 (n = 32 is untested): use dihedral")
         if n == 1:
             return StateBatch(np.zeros((1, 1), np.uint8), np.ones(1, np.uint8), place(n, _empty(n, 1), np.zeros(1, np.int64)))
         c1 = np.arange(2, n - 1)

@@ -771,14 +771,14 @@ void nqueens_fused(EVENTS_KERNEL_PARAMS)
 // the level comes back as the number of queens in cols placed since the state's start.
 // Border: either layout (EVENTS or TABLE), read by the level as in fused.
 // FILTER (skip; not with the EVENTS border): a child's candidates whose own child would have no free
-// square are dropped when the child is made, so no pass is spent on them (27% of the passes at N=14-16
+// square are dropped when the child is made, so no pass is spent on them (34% of the passes at N=14-16
 // found such a dead child). b is dead when every free square F of the row after b's lies on b's
 // column or diagonals, i.e. F within b-1..b+1 -- for all b at once: b between the highest bit of F less
 // one and the lowest plus one (F empty: all dead). NEXT_FREE(k, ...): F of level k before its queen; on
-// the edges mode's forced row F is made wide (bits 0 and 31) so that nothing is dropped there (whether
-// the row is forced depends on b). The last row's band is left out of F (0.3% more passes at N=14-16,
-// 2 instructions fewer per pass). Node counts stay those of the full tree (COUNT_NODES counts the
-// dropped children).
+// the edges mode's forced row F is the row's squares before forcing: forcing only takes squares away, so
+// a b dead without it is dead with it (F widened there instead: 10% more passes at N=14-16). The last
+// row's band is left out of F (0.3% more passes, 3 instructions fewer per pass). Node counts stay those
+// of the full tree (COUNT_NODES counts the dropped children).
 #ifndef FILTER  // on by default where it can be (not with the EVENTS border: skip-ev, lds, fused)
 #define FILTER (!BORDER || TABLE)
 #endif
@@ -786,10 +786,9 @@ void nqueens_fused(EVENTS_KERNEL_PARAMS)
 #error "FILTER needs the TABLE layout of the border (or none)"
 #endif
 #if EDGES
-#define NEXT_FREE(k, nc, nl, nr)                                                             \
-    ((~((nc) | ((nl) << 1) | ((nr) >> 1) | EDGE_BOUND(k)) & full) | ((int)(k) == eforce ? 0x80000001u : 0u))
+#define NEXT_FREE(k, nc, nl, nr) (~((nc) | ((nl) << 1) | ((nr) >> 1) | EDGE_BOUND(k)) & full)
 #elif BORDER
-#define NEXT_FREE(k, nc, nl, nr) (~((nc) | ((nl) << 1) | ((nr) >> 1) | tab[min((int)(k), last) * WG]) & full)
+#define NEXT_FREE(k, nc, nl, nr) ~((nc) | ((nl) << 1) | ((nr) >> 1) | tab[min((int)(k), last) * WG])  // tab has ~full
 #else
 #define NEXT_FREE(k, nc, nl, nr) (~((nc) | ((nl) << 1) | ((nr) >> 1)) & allowed)
 #endif
@@ -856,15 +855,12 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
 #endif
         const bool down = !leaf && na != 0u;
         const bool keep = down && rest != 0u;  // the slot outlives this pass
-#if STORE_ON_DESCENT
-        if (keep)  // predicated stores
-#endif
-        {   // else written on every pass, kept (top moves on) only by a descent that leaves candidates behind
-            top[0] = rest;
-            top[SLOTS * WG] = c;
-            top[2 * SLOTS * WG] = l;
-            top[3 * SLOTS * WG] = r;
-        }
+        // written on every pass, kept (top moves on) only by a descent that leaves candidates behind
+        // (stores predicated on that: N=20 2.125 s vs 2.088 s, bench/NOTES.md)
+        top[0] = rest;
+        top[SLOTS * WG] = c;
+        top[2 * SLOTS * WG] = l;
+        top[3 * SLOTS * WG] = r;
         acc += leaf ? LEAF_COUNT(LEAF_MASK(na)) : 0u;
 #ifdef COUNT_NODES
         nd += 1 + (leaf ? popcount(LEAF_MASK(na)) : 0u);
