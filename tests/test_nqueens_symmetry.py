@@ -11,6 +11,7 @@ from permenum.poolgen.generate import climb
 from permenum.problems import get_problem
 from permenum.problems.nqueens import border_configurations
 from permenum.solver.devices import select_devices
+from permenum.solver.nqueens import NQueensKernel
 from permenum.solver.opencl import device_context
 from permenum.solver.registry import make_solver
 from tests.conftest import published
@@ -77,6 +78,11 @@ def test_dead_child_filter_keeps_every_count_and_node(symmetry: str) -> None:
     assert np.array_equal(out["skip"].counts, out["skip-all"].counts)
     assert np.array_equal(out["skip"].nodes, out["skip-all"].nodes)
     assert problem.tally(ladder.states, out["skip"].counts, None, symmetry).weighted == published("nqueens_total", 12)
+    # and it is on: the pass-counting build shows the passes it saves (about a third at N=12-16)
+    passes = {kernel: int(np.sum(NQueensKernel(dev, 12, ladder.depth, symmetry, kernel, count_nodes=True,
+                                               build_options=("-DCOUNT_PASSES",))(ladder.states).nodes, dtype=np.uint64))
+              for kernel in ("skip", "skip-all")}
+    assert passes["skip"] < 0.85 * passes["skip-all"], passes
 
 
 def test_top_down_kernels_refuse_the_dihedral_mode() -> None:

@@ -5,7 +5,8 @@
 // border queens of the dihedral mode. lds64 reads the absolute masks themselves.
 //
 // Build options: -DSTACK=<rows left> sizes the private stacks; -DCOUNT_NODES also writes the
-// number of search nodes per state (a separate build: it costs time in the hot loop).
+// number of search nodes per state (a separate build: it costs time in the hot loop); with
+// -DCOUNT_PASSES too, skip writes its passes per state instead (what its dead-child filter saves).
 
 #ifndef STACK
 #define STACK 32
@@ -847,7 +848,7 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
 #if FILTER
         {
             const uint live = nq_alive(na, NEXT_FREE(d + 2, nc, nl, nr));  // unused at a leaf
-#ifdef COUNT_NODES
+#if defined(COUNT_NODES) && !defined(COUNT_PASSES)
             nd += leaf ? 0u : popcount(na ^ live);
 #endif
             na = leaf ? na : live;
@@ -862,7 +863,9 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
         top[2 * SLOTS * WG] = l;
         top[3 * SLOTS * WG] = r;
         acc += leaf ? LEAF_COUNT(LEAF_MASK(na)) : 0u;
-#ifdef COUNT_NODES
+#if defined(COUNT_NODES) && defined(COUNT_PASSES)
+        nd += 1;
+#elif defined(COUNT_NODES)
         nd += 1 + (leaf ? popcount(LEAF_MASK(na)) : 0u);
 #endif
         top += keep ? WG : 0;
