@@ -81,7 +81,8 @@ def main() -> None:
                 total = int(problem.tally(ladder.states, runs[0].counts, None, symmetry).weighted)
                 nodes = None
                 if n <= args.nodes_upto:
-                    out = NQueensKernel(dev, n, ladder.depth, symmetry, kernel, count_nodes=True, wg=wg or None)(ladder.states)
+                    out = NQueensKernel(dev, n, ladder.depth, symmetry, kernel, count_nodes=True, wg=wg or None,
+                                        build_options=tuple(args.options))(ladder.states)
                     nodes = int(np.sum(out.nodes, dtype=np.uint64))
                 row = (str(n), kernel, symmetry, str(solver.local or wg), f"{len(ladder.states):,}", f"{pool_s:.2f}", f"{seconds:.3f}",
                        f"{total / max(seconds, 1e-9):.3e}", f"{nodes:.3e}" if nodes else "-",
