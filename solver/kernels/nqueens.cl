@@ -803,25 +803,44 @@ inline uint nq_alive(const uint a, const uint f)
 }
 // A state's last level is a leaf (counted, never descended from), so its levels 0..last-1 need slots.
 #define SLOTS (STACK > 1 ? STACK - 1 : 1)
+// SLOT_VEC 1: a slot is one uint4 per lane ([slot][lane]: one 128-bit store per pass and one load per
+// pop instead of four; a warp's 32 slots of one level are 512 contiguous bytes, no bank conflict);
+// 0: four words apart ([word][slot][lane], skip-soa).
+#ifndef SLOT_VEC
+#define SLOT_VEC 1
+#endif
+#if SLOT_VEC
+#define SLOT_STORE(top, cand, c, l, r) *(top) = (uint4)((cand), (c), (l), (r))
+#define SLOT_LOAD(top, cand, c, l, r) { const uint4 s_ = *(top); cand = s_.x; c = s_.y; l = s_.z; r = s_.w; }
+#else
+#define SLOT_STORE(top, cand, c, l, r) \
+    (top)[0] = (cand); (top)[SLOTS * WG] = (c); (top)[2 * SLOTS * WG] = (l); (top)[3 * SLOTS * WG] = (r)
+#define SLOT_LOAD(top, cand, c, l, r) \
+    { cand = (top)[0]; c = (top)[SLOTS * WG]; l = (top)[2 * SLOTS * WG]; r = (top)[3 * SLOTS * WG]; }
+#endif
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void nqueens_skip(EVENTS_KERNEL_PARAMS)
 {
-    __local uint stack[4 * SLOTS * WG + HAS_TABLE * STACK * WG];  // [word][slot][lane]: candidates left, cols, ld, rd; the table
     STATE_VARIABLES
-#if HAS_TABLE
-    __local uint *const tab = stack + 4 * SLOTS * WG + lane;
-#endif
+#if SLOT_VEC
+    __local uint4 stack[SLOTS * WG];  // [slot][lane]: candidates left, cols, ld, rd
+    __local uint4 *const base = stack + lane;
+    __local uint4 *top = base;  // the next free slot
+#else
+    __local uint stack[4 * SLOTS * WG];  // [word][slot][lane]
     __local uint *const base = stack + lane;
-    uint acc = 0u;  // completions counted since the last pop (at most a level's candidates per pass between pops)
+    __local uint *top = base;
+#endif
+#if HAS_TABLE
+    __local uint table[STACK * WG];
+    __local uint *const tab = table + lane;
+#endif
     uint i = atomic_inc(next);
     if (i >= nstates) return;
     LOAD_STATE(FUSED_SMALL_STATE)
     int placed0 = (int)popcount(c);
-    __local uint *top = base;  // the next free slot
     for (;;) {
         if (a == 0u) {
-            cnt += acc;
-            acc = 0u;
             if (top == base) {  // no ancestor has candidates left: the state is done
                 STORE_COUNT
                 i = atomic_inc(next);
@@ -831,10 +850,7 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
                 continue;
             }
             top -= WG;
-            a = top[0];
-            c = top[SLOTS * WG];
-            l = top[2 * SLOTS * WG];
-            r = top[3 * SLOTS * WG];
+            SLOT_LOAD(top, a, c, l, r)
             d = (int)popcount(c) - placed0;
         }
         const uint bit = a & (~a + 1u);
@@ -859,11 +875,9 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
         const bool keep = down && rest != 0u;  // the slot outlives this pass
         // written on every pass, kept (top moves on) only by a descent that leaves candidates behind
         // (stores predicated on that: N=20 2.125 s vs 2.088 s, bench/NOTES.md)
-        top[0] = rest;
-        top[SLOTS * WG] = c;
-        top[2 * SLOTS * WG] = l;
-        top[3 * SLOTS * WG] = r;
-        acc += leaf ? LEAF_COUNT(LEAF_MASK(na)) : 0u;
+        SLOT_STORE(top, rest, c, l, r);
+        // the 64-bit sum on the leaf's path only (a leaf is about 1% of the passes)
+        if (leaf) cnt += LEAF_COUNT(LEAF_MASK(na));
 #if defined(COUNT_NODES) && defined(COUNT_PASSES)
         nd += 1;
 #elif defined(COUNT_NODES)
