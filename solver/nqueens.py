@@ -59,6 +59,7 @@ VARIANTS: dict[str, Variant] = {
     "skip-nf": Variant("nqueens_skip", ("-DTABLE=1", "-DEDGE_FORCING=0"), reads="table", stack_words=4, table_words=1),
     "skip-all": Variant("nqueens_skip", ("-DTABLE=1", "-DFILTER=0"), reads="table", stack_words=4, table_words=1),
     "skip-soa": Variant("nqueens_skip", ("-DTABLE=1", "-DSLOT_VEC=0"), reads="table", stack_words=4, table_words=1),
+    "skip-sel": Variant("nqueens_skip", ("-DTABLE=1", "-DPOP_SIBLINGS=0"), reads="table", stack_words=4, table_words=1),
     "dsl": Variant("nqueens_dsl", stack_words=0),
     "dfs": Variant("nqueens_dfs", stack_words=0),
 }
@@ -72,7 +73,7 @@ def default_variant(dev: DeviceContext) -> str:
 
 LAYOUTS = {"events": 1, "table": 2}  # nqueens_prepare's border layouts (0: top-down, no border)
 LAYOUT_EDGES = 3  # top-down masks and the edges mode's word (t, column 0's and n-1's rows)
-EDGES_VARIANTS = ("skip", "skip-nf", "skip-all", "skip-soa")  # the kernels with the edges mode's bounds and leaf weights
+EDGES_VARIANTS = ("skip", "skip-nf", "skip-all", "skip-soa", "skip-sel")  # the kernels with the edges mode's bounds and leaf weights
 GPU_WORK_GROUP = 128  # H200, lds dihedral N=20: 7.17 s vs 7.68 s at 64, 7.14 s at 256 (bench/NOTES.md)
 TOP_DOWN = ("mirror", "none")  # symmetry modes whose open rows are one block at the bottom
 

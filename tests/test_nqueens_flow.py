@@ -15,7 +15,7 @@ from permenum.poolgen.write import PoolSettings, write_pool
 from tests.conftest import published
 
 
-KERNEL_MODES = [("skip", "edges"), ("skip-all", "edges"), ("skip-soa", "edges"), ("skip-nf", "edges"), ("skip-all", "dihedral"), ("skip", "dihedral"), ("skip", "mirror"), ("skip-ev", "dihedral"), ("skip", "none"), ("fused-t", "dihedral"),
+KERNEL_MODES = [("skip", "edges"), ("skip-all", "edges"), ("skip-soa", "edges"), ("skip-sel", "edges"), ("skip-nf", "edges"), ("skip-all", "dihedral"), ("skip", "dihedral"), ("skip", "mirror"), ("skip-ev", "dihedral"), ("skip", "none"), ("fused-t", "dihedral"),
                 ("fused", "dihedral"), ("fused", "mirror"), ("fused-l2", "dihedral"), ("fused-l2", "none"), ("fused-keep", "dihedral"),
                 ("lds-batch", "dihedral"), ("lds", "dihedral"), ("lds", "mirror"), ("lds-l2", "dihedral"), ("lds2", "dihedral"), ("lds64", "dihedral"), ("lds64", "none"),
                 ("dsl", "mirror"), ("dfs", "none")]

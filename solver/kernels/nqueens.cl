@@ -294,13 +294,14 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
 #ifndef EDGE_FORCING  // 0: row n-1-t is not forced in the kernel (exact either way: forcing only prunes)
 #define EDGE_FORCING 1
 #endif
-// The mask a row leaves after queens cols: on the forced row (level eforce) the empty ones of columns 0
-// and n-1 (both when both are empty: exact, the column left empty is found unfillable further down --
-// killing that case here saved 1.1% of the nodes at N=15, not kept: bench/NOTES.md), else all.
-#define EDGE_FORCED_IF(forced, cols) \
-    (EDGE_FORCING && (forced) && (~(cols) & (1u | hi)) ? ~(cols) & (1u | hi) : ~0u)
 #define EDGE_BOUND(k) ((uint)((int)(k) - ein) <= espan ? ewin : ewout)
-#define EDGE_LEVEL_MASK(k, cols) (~EDGE_BOUND(k) & EDGE_FORCED_IF((int)(k) == eforce, cols))
+// The squares level k rules out after queens cols: on the forced row (level eforce, the last inside
+// level, whose bound is none) every column but 0 and n-1 while one of them is empty (so the row keeps
+// the empty ones: both when both are empty -- exact, the column left empty is found unfillable further
+// down; killing that case here saved 1.1% of the nodes at N=15, not kept: bench/NOTES.md), else the
+// level's bound. One select on a predicate: the cheapest form found (sm_90 SASS of a CUDA copy).
+#define EDGE_RULED_OUT(k, cols)                                                     \
+    (EDGE_FORCING && (int)(k) == eforce && (~(cols) & (1u | hi)) ? full & ~(1u | hi) : EDGE_BOUND(k))
 #define HAS_TABLE (BORDER && TABLE)
 // a leaf's last-row candidates: the edges mode keeps its band there
 #if EDGES
@@ -331,7 +332,7 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
         ewout = et == 0u ? 0u : 1u | hi;                                            \
         eforce = et == 0u ? -1 : (int)(m - et) - (int)row0;                         \
         eband = et == 0u ? full : ((1u << (m - et + 1u)) - 1u) & ~((1u << et) - 1u); \
-        allowed = full & EDGE_LEVEL_MASK(0, c) & (last == 0 ? eband : full);        \
+        allowed = full & ~EDGE_RULED_OUT(0, c) & (last == 0 ? eband : full);         \
     }
 // The weighted completions of a state whose last row has free squares na: a corner state counts
 // them (emul 1, weight 8 on the host); otherwise 8 each (emul) unless a border queen ties with t
@@ -619,12 +620,12 @@ void nqueens_lds64(const uint n, const uint nstates,
 #define LOOKAHEAD 0
 #endif
 // masks of level k from the parent's after placing `bit` (ld is not cut to the board: na is)
-#if EDGES
+#if EDGES  // nc: bit is a free column, so c + bit is c | bit (an add can go to the FMA pipe, a LOP3 cannot)
 #define NEXT_ROW(k, bit, c, l, r, nc, nl, nr, na)                                     \
-    nc = (c) | (bit);                                                                 \
+    nc = (c) + (bit);                                                                 \
     nl = ((l) | (bit)) << 1;                                                          \
     nr = ((r) | (bit)) >> 1;                                                          \
-    na = ~(nc | nl | nr) & full & EDGE_LEVEL_MASK(k, nc);
+    na = ~(nc | nl | nr | EDGE_RULED_OUT(k, nc)) & full;
 #elif BORDER && TABLE
 #if LEAF_ROWS != 1 || LOOKAHEAD
 #error "TABLE reads level k's row of the table: LEAF_ROWS 1 and no LOOKAHEAD"
@@ -798,8 +799,9 @@ void nqueens_fused(EVENTS_KERNEL_PARAMS)
 inline uint nq_alive(const uint a, const uint f)
 {
     const uint low = f & (~f + 1u);
-    // b > lowest + 1, or b < highest - 1 (0x3fffffff >> clz: the bits below highest - 1)
-    return a & (~(low * 4u - 1u) | (0x3fffffffu >> clz(f))) & (0u - (uint)(f != 0u));  // no branch
+    // b > lowest + 1, or b < highest - 1 (0x3fffffff >> clz: the bits below highest - 1). f | 1: f = 0
+    // gives none on either side (clz 31: 0; low 0: 0), with no test, and a shift the compiler knows is < 32
+    return a & (~(low * 4u - 1u) | (0x3fffffffu >> clz(f | 1u)));
 }
 // A state's last level is a leaf (counted, never descended from), so its levels 0..last-1 need slots.
 #define SLOTS (STACK > 1 ? STACK - 1 : 1)
@@ -808,6 +810,9 @@ inline uint nq_alive(const uint a, const uint f)
 // 0: four words apart ([word][slot][lane], skip-soa).
 #ifndef SLOT_VEC
 #define SLOT_VEC 1
+#endif
+#ifndef POP_SIBLINGS
+#define POP_SIBLINGS 1
 #endif
 #if SLOT_VEC
 #define SLOT_STORE(top, cand, c, l, r) *(top) = (uint4)((cand), (c), (l), (r))
@@ -854,7 +859,7 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
             d = (int)popcount(c) - placed0;
         }
         const uint bit = a & (~a + 1u);
-        const uint rest = a ^ bit;
+        const uint rest = a - bit;  // a ^ bit: an add can go to the FMA pipe (SASS: IMAD), a LOP3 cannot
 #if EDGES
         lrow = bit == 1u ? d : lrow;
         rrow = bit == hi ? d : rrow;
@@ -862,16 +867,35 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
         uint nc, nl, nr, na;
         NEXT_ROW((uint)(d + 1), bit, c, l, r, nc, nl, nr, na)
         const bool leaf = d == last - 1;
+        // the child's candidates to descend to (a leaf counts na itself: no select between the two)
 #if FILTER
-        {
-            const uint live = nq_alive(na, NEXT_FREE(d + 2, nc, nl, nr));  // unused at a leaf
+        const uint live = nq_alive(na, NEXT_FREE(d + 2, nc, nl, nr));
 #if defined(COUNT_NODES) && !defined(COUNT_PASSES)
-            nd += leaf ? 0u : popcount(na ^ live);
+        nd += leaf ? 0u : popcount(na ^ live);
 #endif
-            na = leaf ? na : live;
-        }
+#else
+        const uint live = na;
 #endif
-        const bool down = !leaf && na != 0u;
+#if POP_SIBLINGS
+        // The slot is written on every pass and kept whenever candidates are left; the pass then always
+        // moves to the child. A child with nothing to explore (a leaf, or no live candidate) leaves a = 0,
+        // so the next pass pops -- the node's next candidate, from the slot just written. No selects
+        // between child and node: the pop branch runs on nearly every pass of a warp anyway.
+        SLOT_STORE(top, rest, c, l, r);
+        if (leaf) cnt += LEAF_COUNT(LEAF_MASK(na));
+#if defined(COUNT_NODES) && defined(COUNT_PASSES)
+        nd += 1;
+#elif defined(COUNT_NODES)
+        nd += 1 + (leaf ? popcount(LEAF_MASK(na)) : 0u);
+#endif
+        top += rest != 0u ? WG : 0;
+        a = leaf ? 0u : live;
+        c = nc;
+        l = nl;
+        r = nr;
+        d += 1;
+#else
+        const bool down = !leaf && live != 0u;
         const bool keep = down && rest != 0u;  // the slot outlives this pass
         // written on every pass, kept (top moves on) only by a descent that leaves candidates behind
         // (stores predicated on that: N=20 2.125 s vs 2.088 s, bench/NOTES.md)
@@ -884,10 +908,11 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
         nd += 1 + (leaf ? popcount(LEAF_MASK(na)) : 0u);
 #endif
         top += keep ? WG : 0;
-        a = down ? na : rest;
+        a = down ? live : rest;
         c = down ? nc : c;
         l = down ? nl : l;
         r = down ? nr : r;
         d += down ? 1 : 0;
+#endif
     }
 }
