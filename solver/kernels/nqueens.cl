@@ -299,9 +299,9 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
 // level, whose bound is none) every column but 0 and n-1 while one of them is empty (so the row keeps
 // the empty ones: both when both are empty -- exact, the column left empty is found unfillable further
 // down; killing that case here saved 1.1% of the nodes at N=15, not kept: bench/NOTES.md), else the
-// level's bound. One select on a predicate: the cheapest form found (sm_90 SASS of a CUDA copy).
+// level's bound. One select on a predicate (& not &&: NVIDIA's compiler made && a branch).
 #define EDGE_RULED_OUT(k, cols)                                                     \
-    (EDGE_FORCING && (int)(k) == eforce && (~(cols) & (1u | hi)) ? full & ~(1u | hi) : EDGE_BOUND(k))
+    (EDGE_FORCING & ((int)(k) == eforce) & ((~(cols) & (1u | hi)) != 0u) ? full & ~(1u | hi) : EDGE_BOUND(k))
 #define HAS_TABLE (BORDER && TABLE)
 // a leaf's last-row candidates: the edges mode keeps its band there
 #if EDGES
@@ -846,7 +846,7 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
     int placed0 = (int)popcount(c);
     for (;;) {
         if (a == 0u) {
-            if (top == base) {  // no ancestor has candidates left: the state is done
+            if ((uint)(size_t)top == (uint)(size_t)base) {  // no ancestor has candidates left: the state is done (32-bit: as pointers, a 64-bit compare)
                 STORE_COUNT
                 i = atomic_inc(next);
                 if (i >= nstates) return;
