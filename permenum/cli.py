@@ -99,7 +99,7 @@ def _prepare_device(device: str | None) -> None:
 @click.option("--partition", "-i", type=int, required=True)
 @click.option("--device", "-d", default=None, help="gpu | cpu | accelerator | all | PLATFORM:DEVICE")
 @click.option("--kernel", "-k", default=None,
-              help="Kernel variant (default: skip for nqueens; README \"Kernels\" lists them).")
+              help="Kernel variant (default for nqueens: skip on a GPU, skip-soa on a CPU; README \"Kernels\" lists them).")
 @click.option("--count-nodes", is_flag=True, help="Use the node-counting build (slower).")
 @click.option("--chunk-seconds", type=float, default=DEFAULT_CHUNK_SECONDS, show_default=True,
               help="Bound on one kernel launch; a checkpoint is written after each.")
