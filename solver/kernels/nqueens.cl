@@ -301,7 +301,7 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
 // down; killing that case here saved 1.1% of the nodes at N=15, not kept: bench/NOTES.md), else the
 // level's bound. One select on a predicate (& not &&: NVIDIA's compiler made && a branch).
 #define EDGE_RULED_OUT(k, cols)                                                     \
-    (EDGE_FORCING & ((int)(k) == eforce) & ((~(cols) & (1u | hi)) != 0u) ? full & ~(1u | hi) : EDGE_BOUND(k))
+    ((EDGE_FORCING & ((int)(k) == eforce) & ((~(cols) & (1u | hi)) != 0u)) ? full & ~(1u | hi) : EDGE_BOUND(k))
 #define HAS_TABLE (BORDER && TABLE)
 // a leaf's last-row candidates: the edges mode keeps its band there
 #if EDGES
