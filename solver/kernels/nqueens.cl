@@ -846,7 +846,9 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
     int placed0 = (int)popcount(c);
     for (;;) {
         if (a == 0u) {
-            if ((uint)(size_t)top == (uint)(size_t)base) {  // no ancestor has candidates left: the state is done (32-bit: as pointers, a 64-bit compare)
+            // no ancestor has candidates left: the state is done (compared as 32-bit addresses: as
+            // pointers, NVIDIA's compiler compares them as 64-bit generic ones, on every pop)
+            if ((uint)(size_t)top == (uint)(size_t)base) {
                 STORE_COUNT
                 i = atomic_inc(next);
                 if (i >= nstates) return;
@@ -876,29 +878,8 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
 #else
         const uint live = na;
 #endif
-#if POP_SIBLINGS
-        // The slot is written on every pass and kept whenever candidates are left; the pass then always
-        // moves to the child. A child with nothing to explore (a leaf, or no live candidate) leaves a = 0,
-        // so the next pass pops -- the node's next candidate, from the slot just written. No selects
-        // between child and node: the pop branch runs on nearly every pass of a warp anyway.
-        SLOT_STORE(top, rest, c, l, r);
-        if (leaf) cnt += LEAF_COUNT(LEAF_MASK(na));
-#if defined(COUNT_NODES) && defined(COUNT_PASSES)
-        nd += 1;
-#elif defined(COUNT_NODES)
-        nd += 1 + (leaf ? popcount(LEAF_MASK(na)) : 0u);
-#endif
-        top += rest != 0u ? WG : 0;
-        a = leaf ? 0u : live;
-        c = nc;
-        l = nl;
-        r = nr;
-        d += 1;
-#else
-        const bool down = !leaf && live != 0u;
-        const bool keep = down && rest != 0u;  // the slot outlives this pass
-        // written on every pass, kept (top moves on) only by a descent that leaves candidates behind
-        // (stores predicated on that: N=20 2.125 s vs 2.088 s, bench/NOTES.md)
+        // the slot is written on every pass, kept (top moves on) only where it will be read again
+        // (stores predicated on keeping it: N=20 2.125 s vs 2.088 s, bench/NOTES.md)
         SLOT_STORE(top, rest, c, l, r);
         // the 64-bit sum on the leaf's path only (a leaf is about 1% of the passes)
         if (leaf) cnt += LEAF_COUNT(LEAF_MASK(na));
@@ -907,7 +888,20 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
 #elif defined(COUNT_NODES)
         nd += 1 + (leaf ? popcount(LEAF_MASK(na)) : 0u);
 #endif
-        top += keep ? WG : 0;
+#if POP_SIBLINGS
+        // The slot is kept whenever candidates are left, and the pass always moves to the child. A
+        // child with nothing to explore (a leaf, or no live candidate) leaves a = 0, so the next pass
+        // pops -- the node's next candidate, from the slot just written. No selects between child and
+        // node: the pop branch runs on nearly every pass of a warp anyway (N=21 13.76 s vs 14.07 s).
+        top += rest != 0u ? WG : 0;
+        a = leaf ? 0u : live;
+        c = nc;
+        l = nl;
+        r = nr;
+        d += 1;
+#else  // skip-sel: a descent that leaves candidates behind keeps the slot; else the siblings go on
+        const bool down = !leaf && live != 0u;
+        top += down && rest != 0u ? WG : 0;
         a = down ? live : rest;
         c = down ? nc : c;
         l = down ? nl : l;
