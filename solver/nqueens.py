@@ -74,7 +74,8 @@ def default_variant(dev: DeviceContext) -> str:
 
 LAYOUTS = {"events": 1, "table": 2}  # nqueens_prepare's border layouts (0: top-down, no border)
 LAYOUT_EDGES = 3  # top-down masks and the edges mode's word (t, column 0's and n-1's rows)
-EDGES_VARIANTS = ("skip", "skip-nf", "skip-all", "skip-soa", "skip-sel")  # the kernels with the edges mode's bounds and leaf weights
+# the kernels with the edges mode's bounds and leaf weights: nqueens_skip in its table builds (skip-ev reads events)
+EDGES_VARIANTS = tuple(name for name, v in VARIANTS.items() if v.function == "nqueens_skip" and v.reads == "table")
 GPU_WORK_GROUP = 128  # H200, lds dihedral N=20: 7.17 s vs 7.68 s at 64, 7.14 s at 256 (bench/NOTES.md)
 TOP_DOWN = ("mirror", "none")  # symmetry modes whose open rows are one block at the bottom
 

@@ -819,7 +819,7 @@ inline uint nq_alive(const uint a, const uint f)
 #define SLOT_LOAD(top, cand, c, l, r) { const uint4 s_ = *(top); cand = s_.x; c = s_.y; l = s_.z; r = s_.w; }
 #else
 #define SLOT_STORE(top, cand, c, l, r) \
-    (top)[0] = (cand); (top)[SLOTS * WG] = (c); (top)[2 * SLOTS * WG] = (l); (top)[3 * SLOTS * WG] = (r)
+    { (top)[0] = (cand); (top)[SLOTS * WG] = (c); (top)[2 * SLOTS * WG] = (l); (top)[3 * SLOTS * WG] = (r); }
 #define SLOT_LOAD(top, cand, c, l, r) \
     { cand = (top)[0]; c = (top)[SLOTS * WG]; l = (top)[2 * SLOTS * WG]; r = (top)[3 * SLOTS * WG]; }
 #endif
@@ -861,7 +861,7 @@ void nqueens_skip(EVENTS_KERNEL_PARAMS)
             d = (int)popcount(c) - placed0;
         }
         const uint bit = a & (~a + 1u);
-        const uint rest = a - bit;  // a ^ bit: an add can go to the FMA pipe (SASS: IMAD), a LOP3 cannot
+        const uint rest = a - bit;  // = a ^ bit (bit is in a); a subtraction can go to the FMA pipe, a LOP3 cannot
 #if EDGES
         lrow = bit == 1u ? d : lrow;
         rrow = bit == hi ? d : rrow;
