@@ -33,9 +33,9 @@ from rich.console import Console
 from rich.table import Table
 
 from permenum.jobs.report import build_report, plot_report
-from permenum.jobs.task import run_task
+from permenum.jobs.task import TaskOptions, run_task
 from permenum.layout import RunLayout
-from permenum.poolgen.manifest import Manifest
+from permenum.records import Manifest
 from permenum.poolgen.write import PoolSettings, write_pool
 from permenum.problems import StateBatch, get_problem
 from permenum.solver.devices import select_devices
@@ -53,7 +53,7 @@ def node_imbalance(layout: RunLayout, manifest: Manifest, device: str | None, ke
     """Slowest / mean partition by exact node count (the node-counting build)."""
     problem = get_problem(manifest.problem)
     solver = make_solver(problem.name, device_context(select_devices(device)[0]), manifest.n,
-                         int(manifest.data["generator"]["locked_depth"]), kernel, manifest.symmetry, count_nodes=True)
+                         manifest.locked_depth, kernel, manifest.symmetry, count_nodes=True)
     nodes = []
     for i in range(manifest.num_partitions):
         batch = StateBatch.from_table(pq.read_table(layout.partition_file(i)), problem.mask_names)
@@ -68,7 +68,7 @@ def run_interleaved(runs: dict[str, RunLayout], partitions: int, device: str | N
     for i in range(partitions):
         for mode in MODES if i % 2 == 0 else MODES[::-1]:
             before = resource.getrusage(resource.RUSAGE_SELF)
-            run_task(runs[mode], i, device, kernel)
+            run_task(runs[mode], i, TaskOptions(device, kernel))
             after = resource.getrusage(resource.RUSAGE_SELF)
             cpu[mode].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     return cpu
@@ -100,7 +100,7 @@ def main() -> None:
             console.print(f"pool --balance {mode}: {manifest.total_states:,} states in {time.perf_counter() - t0:.2f} s")
         nodes = {mode: node_imbalance(*pools[mode], args.device, args.kernel) for mode in MODES} if args.nodes else {}
         manifest = pools["cost"][1]
-        make_solver(manifest.problem, device_context(ref), manifest.n, int(manifest.data["generator"]["locked_depth"]),
+        make_solver(manifest.problem, device_context(ref), manifest.n, manifest.locked_depth,
                     args.kernel, manifest.symmetry)  # warm-up: builds the kernel once for both runs
         table = Table(title=f"{args.problem} n={args.n}, {args.partitions} partitions, seed {args.seed}, on {ref.label}")
         for col in ("balance", "round", "est. cost max/mean", "nodes max/mean", "task s min / median / max",
@@ -117,7 +117,7 @@ def main() -> None:
             cpu = run_interleaved(runs, args.partitions, args.device, args.kernel)
             for mode in MODES:
                 report = build_report(runs[mode])
-                est = [float(p["estimated_cost"]) for p in pools[mode][1].data["partitions"]]
+                est = [float(p.estimated_cost or 0) for p in pools[mode][1].partitions]
                 lo, med, hi = min(report.seconds), statistics.median(report.seconds), max(report.seconds)
                 results[mode].append(report.imbalance)
                 row = (mode, str(rnd + 1), f"{max_over_mean(est):.4f}", f"{nodes[mode]:.4f}" if nodes else "-",

@@ -1,6 +1,6 @@
 """Time the whole local flow (pool + run + collect) per problem, size and kernel, and print a table.
 
-    python bench/bench.py --nqueens 12 13 14 15 16 --kernels dfs dsl lds
+    python bench/bench.py --nqueens 12 13 14 15 16 --kernels dfs dsl skip-soa
     python bench/bench.py --device gpu --nqueens 18 19 20 21 --costas 14 15 16 17 18 --target-states 4000000
 
 Every row is checked against the published count ("exact"). Rows of one call are measured side by
@@ -22,8 +22,9 @@ from rich.table import Table
 
 from permenum.jobs.collect import collect
 from permenum.jobs.local import run_local
+from permenum.jobs.task import TaskOptions
 from permenum.layout import RunLayout
-from permenum.poolgen.manifest import Manifest
+from permenum.records import Manifest
 from permenum.poolgen.write import PoolSettings, load_partition, write_pool
 from permenum.problems import StateBatch, get_problem
 from permenum.solver.devices import select_devices
@@ -35,11 +36,11 @@ from permenum.solver.registry import KERNELS, make_solver
 def count_nodes(layout: RunLayout, manifest: Manifest, device: str | None, kernel: str) -> int:
     problem = get_problem(manifest.problem)
     dev = device_context(select_devices(device)[0])
-    solver = make_solver(problem.name, dev, manifest.n, int(manifest.data["generator"]["locked_depth"]), kernel,
+    solver = make_solver(problem.name, dev, manifest.n, manifest.locked_depth, kernel,
                          manifest.symmetry, count_nodes=True)
     total = 0
     for i in range(manifest.num_partitions):
-        batch = StateBatch.from_table(load_partition(layout, manifest, i), problem.mask_names)
+        batch = StateBatch.from_table(load_partition(layout, manifest.partition(i)), problem.mask_names)
         out = solver(batch)
         total += int(np.sum(out.nodes, dtype=np.uint64))
     return total
@@ -77,14 +78,14 @@ def main() -> None:
             t0 = time.perf_counter()
             target = args.costas_target if problem == "costas" else args.target_states
             symmetry = args.symmetry if problem == "nqueens" else None
-            if problem == "nqueens" and symmetry is None and kernel in NQ_VARIANTS and not NQ_VARIANTS[kernel].any_mode:
+            if problem == "nqueens" and symmetry is None and kernel in NQ_VARIANTS and NQ_VARIANTS[kernel].private:
                 symmetry = "mirror"
             manifest, _ = write_pool(layout, PoolSettings(problem, n, args.partitions, target, symmetry=symmetry))
             t1 = time.perf_counter()
-            run_local(layout, 1, args.device, kernel, show_progress=False)
+            run_local(layout, 1, TaskOptions(args.device, kernel), show_progress=False)
             c = collect(layout)
             t2 = time.perf_counter()
-            kernel_s = sum(float(r["seconds"]["kernel"]) for r in c.records)
+            kernel_s = sum(r.seconds.kernel for r in c.records)
             nodes = f"{count_nodes(layout, manifest, args.device, kernel) / kernel_s:.3e}" if n <= args.nodes_upto else "-"
             row = (problem, str(n), f"{kernel} ({manifest.symmetry})", f"{manifest.total_states:,}", f"{t1 - t0:.2f}", f"{kernel_s:.3f}",
                    f"{t2 - t0:.2f}", f"{c.total:,}", f"{c.total / kernel_s:.3e}" if kernel_s else "-", nodes,

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import dataclass
 
 from permenum.checkpoints.store import CheckpointError, load_checkpoint
 from permenum.layout import RunLayout
-from permenum.poolgen.manifest import Manifest
+from permenum.errors import UserError
+from permenum.records import Manifest, read_result
 
 
 @dataclass(frozen=True)
@@ -30,22 +30,22 @@ def run_progress(layout: RunLayout, manifest: Manifest) -> RunProgress:
     partial: dict[int, tuple[int, int]] = {}
     done_states = 0
     starts: list[dt.datetime] = []
-    for i in range(manifest.num_partitions):
-        rows = int(manifest.partition(i)["rows"])
+    for entry in manifest.partitions:
+        i, rows = entry.index, entry.rows
         result = layout.result_file(i)
         if result.exists():
             try:
-                record = json.loads(result.read_text())
-                starts.append(_parse(record["finished"]) - dt.timedelta(seconds=float(record["seconds"]["total"])))
-            except (OSError, ValueError, KeyError):
-                pass
+                record = read_result(result)
+                starts.append(_parse(record.finished) - dt.timedelta(seconds=record.seconds.total))
+            except (UserError, ValueError):
+                pass  # no start time from it; `collect` names what is wrong with it
             done_states += rows
             continue
         path = layout.checkpoint_file(i)
         if not path.exists():
             continue
         try:
-            ckpt = load_checkpoint(path, manifest.run_id, i, manifest.partition(i)["sha256"])
+            ckpt = load_checkpoint(path, manifest.run_id, i, entry.sha256)
         except CheckpointError:
             continue  # the task will report and discard it
         partial[i] = (ckpt.states_done, rows)

@@ -13,15 +13,14 @@ import pyarrow.parquet as pq
 
 from permenum.atomic import write_bytes_atomic
 from permenum.layout import RunLayout
-from permenum.poolgen.manifest import Manifest, load_manifest
 from permenum.problems import get_problem
-from permenum.jobs.results import check_result, read_result
+from permenum.records import Manifest, ResultRecord, exact, load_manifest, read_result
 
 
 @dataclass
 class Collected:
     manifest: Manifest
-    records: list[dict[str, Any]]
+    records: list[ResultRecord]
     missing: list[int]
     total: int
     known_total: int | None
@@ -51,20 +50,19 @@ _LEDGER_SCHEMA = pa.schema([
 ])
 
 
-def _ledger_row(record: dict[str, Any], manifest: Manifest) -> dict[str, Any]:
+def _ledger_row(record: ResultRecord, manifest: Manifest) -> dict[str, Any]:
     """One ledger row. ``measured_cost`` is what ``estimated_cost`` (the pool's estimate, in search
     nodes) predicts: the nodes visited where the task counted them, else the kernel's seconds."""
-    env = record.get("environment", {})
     return {
-        "partition": record["partition"], "attempt": record["attempt"], "states": record["states"],
-        "solutions_weighted": str(record["solutions"]["weighted"]), "solutions_raw": record["solutions"]["raw"],
-        "classes": None if record.get("classes") is None else str(record["classes"]),
-        "nodes": record.get("nodes"), "seconds_load": record["seconds"]["load"],
-        "seconds_kernel": record["seconds"]["kernel"], "seconds_total": record["seconds"]["total"],
-        "estimated_cost": manifest.partition(record["partition"]).get("estimated_cost"),
-        "measured_cost": float(record["nodes"] if record.get("nodes") is not None else record["seconds"]["kernel"]),
-        "devices": ", ".join(record.get("devices", [])), "host": env.get("host"),
-        "slurm_job_id": env.get("slurm_job_id"), "finished": record.get("finished"),
+        "partition": record.partition, "attempt": record.attempt, "states": record.states,
+        "solutions_weighted": str(exact(record.weighted)), "solutions_raw": record.raw,
+        "classes": None if record.classes is None else str(exact(record.classes)),
+        "nodes": record.nodes, "seconds_load": record.seconds.load,
+        "seconds_kernel": record.seconds.kernel, "seconds_total": record.seconds.total,
+        "estimated_cost": manifest.partition(record.partition).estimated_cost,
+        "measured_cost": record.measured_cost,
+        "devices": ", ".join(d.label for d in record.devices), "host": record.origin.host,
+        "slurm_job_id": record.origin.slurm_job_id, "finished": record.finished,
     }
 
 
@@ -78,24 +76,24 @@ def collect(layout: RunLayout) -> Collected:
             missing.append(i)
             continue
         record = read_result(path)
-        check_result(record, manifest, i, path)
+        record.check_belongs(manifest, i, path)
         records.append(record)
     table = pa.Table.from_pylist([_ledger_row(r, manifest) for r in records], schema=_LEDGER_SCHEMA)
     buf = io.BytesIO()
     pq.write_table(table, buf, compression="zstd")
     write_bytes_atomic(layout.ledger, buf.getvalue())
     problem = get_problem(manifest.problem)
-    total = _exact_sum([r["solutions"]["weighted"] for r in records], "total")
+    total = _exact_sum([r.weighted for r in records], "total")
     classes = None
-    if records and all(r.get("classes") is not None for r in records):
-        classes = _exact_sum([r["classes"] for r in records], "number of classes")
+    if records and all(r.classes is not None for r in records):
+        classes = _exact_sum([r.classes for r in records], "number of classes")
     return Collected(manifest, records, missing, total, problem.known_total(manifest.n), classes,
-                     problem.known_classes(manifest.n), [float(r["seconds"]["total"]) for r in records])
+                     problem.known_classes(manifest.n), [r.seconds.total for r in records])
 
 
-def _exact_sum(values: list[int | str], what: str) -> int:
-    """Sum exact per-partition counts (ints or "p/q"); the run's sum must be an integer."""
-    total = sum((Fraction(str(v)) for v in values), Fraction(0))
+def _exact_sum(values: list[Fraction], what: str) -> int:
+    """Sum exact per-partition counts; the run's sum must be an integer."""
+    total = sum(values, Fraction(0))
     if total.denominator != 1:
         raise ResultError(f"the {what} over all partitions is {total}, not an integer: a result is wrong")
     return total.numerator
@@ -103,20 +101,6 @@ def _exact_sum(values: list[int | str], what: str) -> int:
 
 class ResultError(RuntimeError):
     """The results are inconsistent with each other: a bug or a tampered file, reported loudly."""
-
-
-def compact_ranges(indices: list[int]) -> str:
-    """``[3, 7, 12, 13, 14]`` -> ``"3,7,12-14"`` (the form sbatch --array takes)."""
-    parts: list[str] = []
-    ordered = sorted(set(indices))
-    i = 0
-    while i < len(ordered):
-        j = i
-        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
-            j += 1
-        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
-        i = j + 1
-    return ",".join(parts)
 
 
 def spread(seconds: list[float]) -> tuple[float, float, float]:

@@ -1,10 +1,25 @@
-"""Everything a task reads from its environment, in one place (cf. submitit's JobEnvironment)."""
+"""A task's environment, read in one place (cf. submitit's JobEnvironment), and the rules it follows
+there: which signals ask it to stop, and whether a stopped task requeues itself.
+
+SIGUSR1 (``--signal=B:USR1@S`` before the time limit, ``scancel --signal=USR1``), SIGTERM
+(preemption, ``scancel``) and SIGINT (Ctrl-C) ask the task to stop after its current chunk, with a
+checkpoint. A stopped task under SLURM requeues its own array element, at most MAX_REQUEUES times
+(then the partition is left to ``permenum resubmit``); elsewhere it says how to resume.
+"""
 
 from __future__ import annotations
 
 import os
+import signal
 import socket
-from dataclasses import asdict, dataclass
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from permenum.records import Origin
+
+MAX_REQUEUES = 100  # a task requeued this often is left for `resubmit` (something is wrong)
+STOP_SIGNALS = (signal.SIGUSR1, signal.SIGTERM, signal.SIGINT)
 
 
 def _env_int(name: str) -> int | None:
@@ -14,27 +29,57 @@ def _env_int(name: str) -> int | None:
 
 @dataclass(frozen=True)
 class TaskEnvironment:
-    host: str
-    pid: int
-    slurm_job_id: int | None
-    slurm_array_job_id: int | None
-    slurm_array_task_id: int | None
-    slurm_restart_count: int | None
+    origin: Origin
 
     @classmethod
     def read(cls) -> "TaskEnvironment":
-        return cls(
+        return cls(Origin(
             host=socket.gethostname(),
             pid=os.getpid(),
             slurm_job_id=_env_int("SLURM_JOB_ID"),
             slurm_array_job_id=_env_int("SLURM_ARRAY_JOB_ID"),
             slurm_array_task_id=_env_int("SLURM_ARRAY_TASK_ID"),
             slurm_restart_count=_env_int("SLURM_RESTART_COUNT"),
-        )
+        ))
 
     @property
     def under_slurm(self) -> bool:
-        return self.slurm_job_id is not None
+        return self.origin.slurm_job_id is not None
 
-    def as_dict(self) -> dict[str, int | str | None]:
-        return asdict(self)
+    def after_interrupt(self) -> str:
+        """What a task that stopped with a checkpoint does next: requeue itself under SLURM (below
+        MAX_REQUEUES), else leave the resume to the user; returns a one-line account."""
+        if self.under_slurm and (self.origin.slurm_restart_count or 0) < MAX_REQUEUES:
+            from permenum.slurm.requeue import requeue_self
+
+            return requeue_self(self.origin)
+        return "run it again to resume"
+
+
+class StopRequest:
+    """Signals turned into a request to stop after the current chunk (the task checks ``event``)."""
+
+    def __init__(self, announce: Callable[[str], None] | None = None) -> None:
+        self.event = threading.Event()
+        self._announce = announce
+
+    def install(self, signals: tuple[int, ...] = STOP_SIGNALS) -> None:
+        def handler(signum: int, _frame: object) -> None:
+            if self._announce:
+                self._announce(f"permenum: got {signal.Signals(signum).name}; stopping after the current chunk")
+            self.event.set()
+
+        for sig in signals:
+            signal.signal(sig, handler)
+
+    def around_device_start(self, open_device: Callable[[], None], signals: tuple[int, ...] = STOP_SIGNALS) -> None:
+        """Open the device with the signals held back, then install the handlers again: PoCL installs its
+        own SIGUSR1 handler when its first context is created, which would silently replace ours (and
+        swallow a signal arriving meanwhile). The held signal is delivered to our handler afterwards."""
+        self.install(signals)
+        signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+        try:
+            open_device()
+            self.install(signals)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)

@@ -10,16 +10,14 @@ import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from permenum.errors import UserError
-from permenum.jobs.chunking import DEFAULT_CHUNK_SECONDS
-from permenum.jobs.task import TaskInterrupted, run_task
+from permenum.jobs.task import TaskInterrupted, TaskOptions, TaskResult, run_task
 from permenum.layout import RunLayout
-from permenum.poolgen.manifest import load_manifest
+from permenum.records import load_manifest
 from permenum.solver.devices import select_devices
 
 
@@ -37,25 +35,25 @@ def pending_partitions(layout: RunLayout) -> list[int]:
     return [i for i in range(manifest.num_partitions) if not layout.result_file(i).exists()]
 
 
-def _unless_stopped(stop: threading.Event | None, layout: RunLayout, partition: int, device: str | None,
-                    kernel: str | None, chunk_seconds: float) -> dict[str, Any]:
+def _unless_stopped(stop: threading.Event | None, layout: RunLayout, partition: int, options: TaskOptions) -> TaskResult:
     """Start a queued partition only if no stop was requested meanwhile."""
     if stop is not None and stop.is_set():
         raise TaskInterrupted(partition, 0, 0)
-    return run_task(layout, partition, device, kernel, False, stop, chunk_seconds)
+    return run_task(layout, partition, options, stop)
 
 
-def run_local(layout: RunLayout, workers: int = 1, device: str | None = None, kernel: str | None = None,
-              console: Console | None = None, show_progress: bool = True, stop: threading.Event | None = None,
-              chunk_seconds: float = DEFAULT_CHUNK_SECONDS) -> LocalRunSummary:
+def run_local(layout: RunLayout, workers: int = 1, options: TaskOptions | None = None, console: Console | None = None,
+              show_progress: bool = True, stop: threading.Event | None = None) -> LocalRunSummary:
     """Run the pending partitions; ``stop`` (set by a signal handler) ends each after its chunk."""
+    options = options or TaskOptions()
     if workers < 1:
         raise UserError(f"--workers must be at least 1 (got {workers})")
+    options.validate()
     manifest = load_manifest(layout)
-    select_devices(device)  # an unknown device is refused before anything starts
+    select_devices(options.device)  # an unknown device is refused before anything starts
     todo = pending_partitions(layout)
     summary = LocalRunSummary(skipped=[i for i in range(manifest.num_partitions) if i not in todo])
-    rows = {i: int(manifest.partition(i)["rows"]) for i in todo}
+    rows = {i: manifest.partition(i).rows for i in todo}
     console = console or Console(stderr=True)
     t0 = time.perf_counter()
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -65,8 +63,8 @@ def run_local(layout: RunLayout, workers: int = 1, device: str | None = None, ke
         bar = progress.add_task(f"{manifest.problem} n={manifest.n}", total=len(todo), rate="-")
         states_done = 0
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures: dict[Future[dict[str, Any]], int] = {
-                pool.submit(_unless_stopped, stop, layout, i, device, kernel, chunk_seconds): i for i in todo
+            futures: dict[Future[TaskResult], int] = {
+                pool.submit(_unless_stopped, stop, layout, i, options): i for i in todo
             }
             remaining = set(futures)
             while remaining:

@@ -60,7 +60,7 @@ class Report:
 
     @property
     def balance(self) -> str:
-        return str(self.collected.manifest.data["generator"].get("balance", "rows"))
+        return self.collected.manifest.generator.balance
 
     @property
     def seconds(self) -> list[float]:

@@ -45,8 +45,8 @@ def collected_arrays(layout: RunLayout, expand: bool) -> list[tuple[int, ...]]:
     symmetry class. Refuses a run whose partitions are not all done (the list would be partial).
     """
     from permenum.errors import UserError
-    from permenum.jobs.collect import compact_ranges
-    from permenum.poolgen.manifest import load_manifest
+    from permenum.ranges import compact_ranges
+    from permenum.records import load_manifest
     from permenum.problems.costas_symmetry import is_costas, symmetries
 
     manifest = load_manifest(layout)

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import shutil
-import signal
 import sys
 import tempfile
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,8 +14,11 @@ from rich.console import Console
 from permenum.errors import UserError
 from permenum.jobs.chunking import DEFAULT_CHUNK_SECONDS
 from permenum.layout import RunLayout
+from permenum.records import exact
 
 if TYPE_CHECKING:
+    from permenum.jobs.environment import StopRequest
+    from permenum.jobs.task import TaskOptions
     from permenum.solver.devices import DeviceRef
 
 out = Console(highlight=False, soft_wrap=True)
@@ -62,32 +63,33 @@ def pool(problem: str, n: int, run: str, partitions: int, target_states: int, se
 
     manifest, created = write_pool(_layout(run), PoolSettings(problem, n, partitions, target_states, seed=seed, symmetry=symmetry,
                                                               balance=balance))
-    g = manifest.data["generator"]
+    g = manifest.generator
     verb = "wrote" if created else "kept the identical existing"
     out.print(f"{verb} pool {manifest.run_id}: {manifest.problem} n={manifest.n}, {manifest.total_states} states at "
-              f"depth {g['locked_depth']} ({g['stop_reason']}), {manifest.num_partitions} partitions in {run}")
+              f"depth {g.locked_depth} ({g.stop_reason}), {manifest.num_partitions} partitions in {run}")
 
 
-MAX_REQUEUES = 100  # a task requeued this often is left for `resubmit` (something is wrong)
-#: Set by SIGUSR1/SIGTERM/SIGINT in `permenum task`; installed by main() before click parses, so a
-#: signal that arrives while the task is still starting asks it to stop instead of killing it.
-TASK_STOP = threading.Event()
-TASK_SIGNALS = (signal.SIGUSR1, signal.SIGTERM, signal.SIGINT)
+def task_options(f):  # type: ignore[no-untyped-def]
+    """The options of `permenum task`, shared by every command that runs tasks (`run`, `enumerate`, `submit`)."""
+    f = click.option("--chunk-seconds", type=float, default=DEFAULT_CHUNK_SECONDS, show_default=True,
+                     help="Bound on one kernel launch; a checkpoint is written after each.")(f)
+    f = click.option("--count-nodes", is_flag=True, help="Use the node-counting build (slower).")(f)
+    f = click.option("--kernel", "-k", default=None,
+                     help="Kernel variant (default for nqueens: skip on a GPU, skip-soa on a CPU; README \"Kernels\").")(f)
+    f = click.option("--device", "-d", default=None, help="gpu | cpu | accelerator | all | PLATFORM:DEVICE[/K]")(f)
+    return f
 
 
-def _stop_on_signals(stop: threading.Event, signals: tuple[int, ...]) -> None:
-    """Turn the signals into a request to stop after the current chunk (with a checkpoint)."""
-    def handler(signum: int, _frame: object) -> None:
-        err.print(f"permenum: got {signal.Signals(signum).name}; stopping after the current chunk")
-        stop.set()
+def _task_options(device: str | None, kernel: str | None, count_nodes: bool, chunk_seconds: float,
+                  max_seconds: float | None = None) -> "TaskOptions":
+    from permenum.jobs.task import TaskOptions
 
-    for sig in signals:
-        signal.signal(sig, handler)
+    options = TaskOptions(device, kernel, count_nodes, chunk_seconds, max_seconds)
+    options.validate()
+    return options
 
 
-def _prepare_device(device: str | None) -> None:
-    """Open the device's context before installing our signal handlers: PoCL installs its own
-    SIGUSR1 handler when its first context is created, which would silently replace ours."""
+def _open_device(device: str | None) -> None:
     from permenum.solver.devices import select_devices
     from permenum.solver.opencl import device_context
 
@@ -97,16 +99,12 @@ def _prepare_device(device: str | None) -> None:
 @cli.command()
 @click.argument("run", type=click.Path(file_okay=False))
 @click.option("--partition", "-i", type=int, required=True)
-@click.option("--device", "-d", default=None, help="gpu | cpu | accelerator | all | PLATFORM:DEVICE")
-@click.option("--kernel", "-k", default=None,
-              help="Kernel variant (default for nqueens: skip on a GPU, skip-soa on a CPU; README \"Kernels\" lists them).")
-@click.option("--count-nodes", is_flag=True, help="Use the node-counting build (slower).")
-@click.option("--chunk-seconds", type=float, default=DEFAULT_CHUNK_SECONDS, show_default=True,
-              help="Bound on one kernel launch; a checkpoint is written after each.")
+@task_options
 @click.option("--max-seconds", type=float, default=None,
               help="Checkpoint and stop (exit 75) once this attempt has run this long (at least one chunk).")
-def task(run: str, partition: int, device: str | None, kernel: str | None, count_nodes: bool, chunk_seconds: float,
-         max_seconds: float | None) -> None:
+@click.pass_obj
+def task(stop: "StopRequest", run: str, partition: int, device: str | None, kernel: str | None, count_nodes: bool,
+         chunk_seconds: float, max_seconds: float | None) -> None:
     """Run one partition (what each SLURM array task executes) and write its result file.
 
     On SIGUSR1/SIGTERM (SLURM's --signal before the time limit, preemption, scancel --signal) the task
@@ -117,42 +115,27 @@ def task(run: str, partition: int, device: str | None, kernel: str | None, count
 
     if partition < 0:
         raise UserError(f"--partition must be non-negative (got {partition})")
-    if chunk_seconds <= 0:
-        raise UserError(f"--chunk-seconds must be positive (got {chunk_seconds})")
-    stop = TASK_STOP
-    _stop_on_signals(stop, TASK_SIGNALS)
-    # Held back while the device opens: PoCL's own USR1 handler would swallow one arriving then.
-    signal.pthread_sigmask(signal.SIG_BLOCK, TASK_SIGNALS)
+    options = _task_options(device, kernel, count_nodes, chunk_seconds, max_seconds)
+    stop.around_device_start(lambda: _open_device(device))
     try:
-        _prepare_device(device)
-        _stop_on_signals(stop, TASK_SIGNALS)  # again: PoCL replaced the USR1 handler
-    finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, TASK_SIGNALS)
-    try:
-        record = run_task(_layout(run), partition, device, kernel, count_nodes, stop, chunk_seconds, max_seconds)
+        done = run_task(_layout(run), partition, options, stop.event)
     except TaskInterrupted as exc:
-        env = TaskEnvironment.read()
-        if env.under_slurm and (env.slurm_restart_count or 0) < MAX_REQUEUES:
-            from permenum.slurm.requeue import requeue_self
-
-            err.print(f"{exc}; {requeue_self(env)}")
-        else:
-            err.print(f"{exc}; run it again to resume")
+        err.print(f"{exc}; {TaskEnvironment.read().after_interrupt()}")
         sys.exit(EXIT_INTERRUPTED)
-    out.print(f"partition {partition}: {record['solutions']['weighted']} solutions from {record['states']} states in "
-              f"{record['seconds']['total']:.2f} s (kernel {record['seconds']['kernel']:.2f} s) on {'; '.join(record['devices'])} "
-              f"[{record['status']}, attempt {record['attempt']}, resumed from state {record['resumed_from']}]")
+    r = done.record
+    out.print(f"partition {partition}: {exact(r.weighted)} solutions from {r.states} states in "
+              f"{r.seconds.total:.2f} s (kernel {r.seconds.kernel:.2f} s) on {'; '.join(d.label for d in r.devices)} "
+              f"[{done.status}, attempt {r.attempt}, resumed from state {r.resumed_from}]")
 
 
-def _run_local(run: str, workers: int, device: str | None, kernel: str | None,
-               chunk_seconds: float = DEFAULT_CHUNK_SECONDS) -> int:
+def _run_local(run: str, workers: int, options: "TaskOptions") -> int:
+    from permenum.jobs.environment import StopRequest
     from permenum.jobs.local import run_local
     from permenum.jobs.task import EXIT_INTERRUPTED
 
-    stop = threading.Event()
-    _prepare_device(device)
-    _stop_on_signals(stop, (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1))
-    summary = run_local(_layout(run), workers, device, kernel, console=err, stop=stop, chunk_seconds=chunk_seconds)
+    stop = StopRequest(lambda line: err.print(line))
+    stop.around_device_start(lambda: _open_device(options.device))
+    summary = run_local(_layout(run), workers, options, console=err, stop=stop.event)
     if summary.skipped:
         err.print(f"{len(summary.skipped)} partitions already had results")
     if summary.interrupted:
@@ -167,19 +150,19 @@ def _run_local(run: str, workers: int, device: str | None, kernel: str | None,
 @cli.command(name="run")
 @click.argument("run", type=click.Path(file_okay=False))
 @click.option("--workers", "-w", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--device", "-d", default=None)
-@click.option("--kernel", "-k", default=None)
-@click.option("--chunk-seconds", type=float, default=DEFAULT_CHUNK_SECONDS, show_default=True)
-def run_cmd(run: str, workers: int, device: str | None, kernel: str | None, chunk_seconds: float) -> None:
+@task_options
+def run_cmd(run: str, workers: int, device: str | None, kernel: str | None, count_nodes: bool,
+            chunk_seconds: float) -> None:
     """Run every partition without a result on this machine (the local executor).
 
     Ctrl-C stops every task after its current chunk, with a checkpoint; running again resumes.
     """
-    sys.exit(_run_local(run, workers, device, kernel, chunk_seconds))
+    sys.exit(_run_local(run, workers, _task_options(device, kernel, count_nodes, chunk_seconds)))
 
 
 def _print_collect(run: str, show_ledger: bool = True) -> int:
-    from permenum.jobs.collect import collect, compact_ranges, spread
+    from permenum.jobs.collect import collect, spread
+    from permenum.ranges import compact_ranges
 
     c = collect(_layout(run))
     m = c.manifest
@@ -188,7 +171,7 @@ def _print_collect(run: str, show_ledger: bool = True) -> int:
     out.print(f"{m.problem} n={m.n}: total {c.total}{classes} from {len(c.records)}/{m.num_partitions} partitions "
               f"({m.total_states} states, symmetry {m.symmetry})")
     if c.seconds:
-        kernel = sum(float(r["seconds"]["kernel"]) for r in c.records)
+        kernel = sum(r.seconds.kernel for r in c.records)
         out.print(f"time per partition: min {lo:.3f} s, median {med:.3f} s, max {hi:.3f} s; kernel time {kernel:.3f} s")
     if show_ledger:
         out.print(f"ledger: {_layout(run).ledger}")
@@ -255,17 +238,18 @@ def _device_target(problem: str, refs: "list[DeviceRef]", default: int) -> int:
 @click.option("--partitions", "-P", type=int, default=None,
               help="Partitions (default: one per worker on GPUs; else 4, fewer when the pool has fewer states).")
 @click.option("--workers", "-w", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--device", "-d", default=None)
-@click.option("--kernel", "-k", default=None)
+@task_options
 @pool_options
 def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None, workers: int, device: str | None,
-              kernel: str | None, target_states: int, seed: int, symmetry: str | None, balance: str) -> None:
+              kernel: str | None, count_nodes: bool, chunk_seconds: float, target_states: int, seed: int,
+              symmetry: str | None, balance: str) -> None:
     """pool + run + collect of PROBLEM N on this machine; prints the total and checks it."""
     import time
 
     from permenum.poolgen.write import AUTO_PARTITIONS, PoolSettings, write_pool
 
     t0 = time.perf_counter()
+    options = _task_options(device, kernel, count_nodes, chunk_seconds)
     tmp = None if run_dir else tempfile.mkdtemp(prefix=f"permenum-{problem}-{n}-")
     run = run_dir or str(Path(tmp) / "run")  # type: ignore[arg-type]
     try:
@@ -279,7 +263,7 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
 
         write_pool(_layout(run), PoolSettings(problem, n, partitions, target_states, seed=seed, symmetry=symmetry,
                                               balance=balance, auto_partitions=auto))
-        rc = _run_local(run, workers, device, kernel)
+        rc = _run_local(run, workers, options)
         if rc == 0:
             rc = _print_collect(run, show_ledger=tmp is None)  # a temporary run is deleted below
         out.print(f"whole command: {time.perf_counter() - t0:.2f} s")
@@ -299,10 +283,13 @@ _register_report(cli)
 
 
 def main() -> None:
+    from permenum.jobs.environment import StopRequest
+
+    stop = StopRequest(lambda line: err.print(line))
     if len(sys.argv) > 1 and sys.argv[1] == "task":
-        _stop_on_signals(TASK_STOP, TASK_SIGNALS)
+        stop.install()  # before click parses: a signal while the task starts asks it to stop, not kill it
     try:
-        cli.main(standalone_mode=False)
+        cli.main(standalone_mode=False, obj=stop)
     except UserError as exc:
         err.print(f"error: {exc}", soft_wrap=True, markup=False)
         sys.exit(EXIT_USAGE)

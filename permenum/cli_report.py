@@ -27,7 +27,8 @@ def _fmt(value: float | None, spec: str = ".2f") -> str:
               help="Also write a PNG: sorted task times, estimated vs measured cost, throughput per device.")
 def report(run: str, plot_file: str | None) -> None:
     """Per-partition times, imbalance (slowest / mean task time), device throughput, estimated vs measured cost."""
-    from permenum.jobs.collect import compact_ranges, spread
+    from permenum.jobs.collect import spread
+    from permenum.ranges import compact_ranges
     from permenum.jobs.report import build_report, plot_report
 
     rep = build_report(RunLayout(Path(run)))

@@ -82,7 +82,7 @@ def submit(run: str, throttle: int | None, gpus_per_task: int | None, time_limit
            slurm_partition: str | None, account: str | None, sbatch_args: tuple[str, ...], device: str | None,
            signal_seconds: int, chunk_seconds: float | None, force: bool, dry_run: bool) -> None:
     """Render RUN/slurm/array.sbatch and submit one array job over every partition without a result."""
-    from permenum.poolgen.manifest import load_manifest
+    from permenum.records import load_manifest
     from permenum.slurm import submit as sub
     from permenum.slurm.script import SbatchOptions
 
@@ -124,7 +124,7 @@ def resubmit(run: str, include_missing: bool, force: bool, throttle: int | None,
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def status(run: str, as_json: bool) -> None:
     """Which partitions are done, running, pending, failed or missing (result files + SLURM's view)."""
-    from permenum.jobs.collect import compact_ranges
+    from permenum.ranges import compact_ranges
     from permenum.slurm.status import STATES, gather
 
     layout = _run_layout(run)

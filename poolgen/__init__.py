@@ -1,7 +1,6 @@
-"""State-pool generation: ladder climbing, shuffling, partitioning, Parquet + manifest writing."""
+"""State-pool generation: ladder climbing, shuffling, partitioning, Parquet writing (the manifest is permenum.records')."""
 
 from permenum.poolgen.generate import LadderResult, climb
-from permenum.poolgen.manifest import Manifest, load_manifest
 from permenum.poolgen.write import PoolSettings, write_pool
 
-__all__ = ["LadderResult", "Manifest", "PoolSettings", "climb", "load_manifest", "write_pool"]
+__all__ = ["LadderResult", "PoolSettings", "climb", "write_pool"]

@@ -24,44 +24,16 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, Callable
 
 import numpy as np
 
 from permenum.problems import Problem, StateBatch
-from permenum.problems.costas import Displacements
-from permenum.problems.nqueens import QueenWalk
+from permenum.problems.base import Walk
 
 MIN_PROBES, MAX_PROBES = 1, 1024
 WALK_BUDGET = 1 << 21  # walks per pool when the pool is small enough: about a second here
 _CHUNK_WALKS = 1 << 18  # walks advanced at once: bounds memory (Costas: n x 8 bytes per walk) for pools of any size
 WALK_THREADS = 16  # chunks walked side by side (N-Queens 21 pool on a 16-core node: 16.7 s instead of ~35 s)
-
-
-@dataclass(frozen=True)
-class _Moves:
-    """How the walks of one problem move, with the problem module's own rules: ``start(n, batch, symmetry)``
-    -> walk state; ``children(n, state)`` -> (rows,) uint32 mask of the values allowed next;
-    ``step(n, state, rows, values)`` -> the states of ``rows`` after taking ``values``."""
-
-    start: Callable[[int, StateBatch, str], Any]
-    children: Callable[[int, Any], np.ndarray]
-    step: Callable[[int, Any, np.ndarray, np.ndarray], Any]
-
-
-_MOVES: dict[str, _Moves] = {
-    "nqueens": _Moves(
-        start=lambda n, batch, symmetry: QueenWalk.of(batch, symmetry),
-        children=lambda n, walk: walk.allowed(n),
-        step=lambda n, walk, rows, cols: walk.place(n, rows, cols),
-    ),
-    "costas": _Moves(
-        start=lambda n, batch, symmetry: Displacements.of(n, batch.prefix, symmetry),
-        children=lambda n, state: state.allowed(),
-        step=lambda n, state, rows, values: state.place(rows, values),
-    ),
-}
 
 
 def _tables() -> tuple[np.ndarray, np.ndarray]:
@@ -98,9 +70,6 @@ def default_probes(states: int) -> int:
 def estimate_costs(problem: Problem, n: int, batch: StateBatch, symmetry: str, probes: int = MIN_PROBES,
                    seed: int = 0) -> np.ndarray:
     """(rows,) float64: the mean Knuth estimate of every state's subtree node count over ``probes`` walks."""
-    if problem.name not in _MOVES:
-        return np.ones(len(batch))  # no estimator: every state costs the same (balancing by rows)
-    moves = _MOVES[problem.name]
     per_chunk = max(1, _CHUNK_WALKS // probes)
     levels = problem.levels_left(n, batch.depth, symmetry)
     out = np.empty(len(batch))
@@ -112,7 +81,7 @@ def estimate_costs(problem: Problem, n: int, batch: StateBatch, symmetry: str, p
         start = index * per_chunk
         part = batch.take(slice(start, start + per_chunk))
         walk = np.repeat(np.arange(len(part)), probes)  # walk w belongs to state w // probes
-        out[start : start + len(part)] = _walk(moves, n, part.take(walk), symmetry, rng, levels).reshape(-1, probes).mean(axis=1)
+        out[start : start + len(part)] = _walk(problem.walk(n, part.take(walk), symmetry), len(walk), rng, levels).reshape(-1, probes).mean(axis=1)
 
     chunks = range(-(-len(batch) // per_chunk))
     # numpy leaves the GIL on these array sizes: a GPU node's cores walk chunks side by side
@@ -122,19 +91,17 @@ def estimate_costs(problem: Problem, n: int, batch: StateBatch, symmetry: str, p
     return out
 
 
-def _walk(moves: _Moves, n: int, walks: StateBatch, symmetry: str, rng: np.random.Generator, levels: int) -> np.ndarray:
-    """Advance every walk (one row of ``walks`` each) to its end; returns each walk's estimate."""
-    total = np.ones(len(walks))  # the state itself
-    state = moves.start(n, walks, symmetry)
-    alive = np.arange(len(walks))
-    product = np.ones(len(walks))
+def _walk(walk: Walk, rows: int, rng: np.random.Generator, levels: int) -> np.ndarray:
+    """Advance all ``rows`` walks to their ends; returns each walk's estimate."""
+    total = np.ones(rows)  # the state itself
+    alive = np.arange(rows)
+    product = np.ones(rows)
     for _ in range(levels):
-        count, value = _pick(moves.children(n, state), rng.random(len(alive)))
+        count, value = _pick(walk.allowed(), rng.random(len(alive)))
         keep = np.nonzero(count)[0]
         if len(keep) == 0:
             break
         alive, product = alive[keep], product[keep] * count[keep]
         total[alive] += product
-        state = moves.step(n, state, keep, value[keep])
+        walk = walk.place(keep, value[keep])
     return total
-

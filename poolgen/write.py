@@ -25,27 +25,25 @@ machines of the same model and driver); on PoCL here tree order is 15% faster th
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import heapq
 import shutil
 import socket
 import uuid
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from permenum import __version__
-from permenum.atomic import sha256_file, write_atomic, write_json_atomic
+from permenum.atomic import sha256_file, write_atomic
 from permenum.errors import UserError
 from permenum.layout import RunLayout
 from permenum.poolgen.cost import default_probes, estimate_costs
 from permenum.poolgen.generate import climb
-from permenum.poolgen.manifest import FORMAT, Manifest, load_manifest
 from permenum.problems import get_problem
+from permenum.records import Generator, Manifest, PartitionEntry, load_manifest, now_utc, write_manifest
 
 DEFAULT_TARGET = 1 << 16
 DEFAULT_FACTOR = 4.0
@@ -148,49 +146,23 @@ def write_pool(layout: RunLayout, settings: PoolSettings) -> tuple[Manifest, boo
     if layout.pool_dir.exists():  # an interrupted earlier attempt: no manifest was written, so no pool
         shutil.rmtree(layout.pool_dir)
     layout.pool_dir.mkdir(parents=True)
-    parts: list[dict[str, Any]] = []
+    parts: list[PartitionEntry] = []
     for index, idx in enumerate(groups):
         path = layout.partition_file(index)
         table = states.take(idx).to_table().append_column("est_cost", pa.array(costs[idx], pa.float32()))
         write_atomic(path, lambda tmp, t=table: pq.write_table(t, tmp, compression="zstd", compression_level=3,
                                                                 use_dictionary=False))
-        parts.append(
-            {
-                "index": index,
-                "file": str(path.relative_to(layout.root)),
-                "rows": int(len(idx)),
-                "weight": int(states.weight[idx].astype(np.int64).sum()),
-                "sha256": sha256_file(path),
-                "estimated_cost": float(np.sum(costs[idx], dtype=np.float64)),
-            }
-        )
-    manifest = {
-        "format": FORMAT,
-        "run_id": uuid.uuid4().hex,
-        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "host": socket.gethostname(),
-        "permenum_version": __version__,
-        "problem": settings.problem,
-        "params": {"n": settings.n},
-        "symmetry": symmetry,
-        "generator": {
-            "method": "ladder",
-            "target_states": settings.target_states,
-            "hard_factor": settings.hard_factor,
-            "seed": settings.seed,
-            "locked_depth": ladder.depth,
-            "rungs": ladder.rungs,
-            "stop_reason": ladder.stop_reason,
-            "shuffle": "fisher-yates (numpy PCG64 permutation)",
-            "balance": settings.balance,
-            "cost_estimate": {"method": "knuth random probes", "probes": probes,
-                              "unit": "search nodes (plain DFS)"},
-        },
-        "partitions": parts,
-        "totals": {"states": rows, "weight": int(states.weight.astype(np.int64).sum())},
-    }
-    write_json_atomic(layout.manifest, manifest)
-    return Manifest(manifest), True
+        parts.append(PartitionEntry(index, str(path.relative_to(layout.root)), int(len(idx)),
+                                    int(states.weight[idx].astype(np.int64).sum()), sha256_file(path),
+                                    float(np.sum(costs[idx], dtype=np.float64))))
+    generator = Generator(settings.target_states, settings.hard_factor, settings.seed, ladder.depth, ladder.rungs,
+                          ladder.stop_reason, settings.balance,
+                          cost_estimate={"method": "knuth random probes", "probes": probes,
+                                         "unit": "search nodes (plain DFS)"})
+    manifest = Manifest(uuid.uuid4().hex, settings.problem, settings.n, symmetry, generator, tuple(parts), rows,
+                        int(states.weight.astype(np.int64).sum()), now_utc(), socket.gethostname(), __version__)
+    write_manifest(layout, manifest)
+    return manifest, True
 
 
 def deal_lpt(costs: np.ndarray, parts: int) -> list[np.ndarray]:
@@ -208,22 +180,21 @@ def deal_lpt(costs: np.ndarray, parts: int) -> list[np.ndarray]:
     return np.split(ranked, np.cumsum(np.bincount(label, minlength=parts))[:-1])
 
 
-def load_partition(layout: RunLayout, manifest: Manifest, index: int) -> pa.Table:
+def load_partition(layout: RunLayout, entry: PartitionEntry) -> pa.Table:
     """The partition's table, read once: its bytes are checked against the manifest's sha256, then parsed."""
-    return pq.read_table(pa.BufferReader(read_partition(layout, manifest, index)))
+    return pq.read_table(pa.BufferReader(read_partition(layout, entry)))
 
 
-def read_partition(layout: RunLayout, manifest: Manifest, index: int) -> bytes:
+def read_partition(layout: RunLayout, entry: PartitionEntry) -> bytes:
     """The partition file's bytes, checked against the manifest's sha256 (a clear error if missing or corrupted)."""
-    entry = manifest.partition(index)
-    path = layout.root / entry["file"]
+    path = entry.path(layout)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise UserError(f"partition {index}: {path} is missing") from None
+        raise UserError(f"partition {entry.index}: {path} is missing") from None
     except OSError as exc:
-        raise UserError(f"partition {index}: {path} is unreadable ({exc.strerror})") from None
+        raise UserError(f"partition {entry.index}: {path} is unreadable ({exc.strerror})") from None
     digest = hashlib.sha256(data).hexdigest()
-    if digest != entry["sha256"]:
-        raise UserError(f"partition {index}: {path} is corrupted (sha256 {digest[:12]}..., manifest says {entry['sha256'][:12]}...)")
+    if digest != entry.sha256:
+        raise UserError(f"partition {entry.index}: {path} is corrupted (sha256 {digest[:12]}..., manifest says {entry.sha256[:12]}...)")
     return data

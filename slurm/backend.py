@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from permenum.ranges import expand_ranges
 from permenum.slurm import commands
 from permenum.slurm.queue import (
     SACCT_FIELDS,
     SQUEUE_FORMAT,
     TaskState,
-    expand_ranges,
     normalize_state,
     parse_config,
     parse_jobcomp,

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from permenum.ranges import compact_ranges, expand_ranges
+
 # --------------------------------------------------------------------------- state tables
 # From squeue(1) "JOB STATE CODES". A state in none of these tables is reported as unknown, never
 # taken as success; a queued job in an unknown state counts as pending (it is still in the queue).
@@ -70,24 +72,8 @@ class TaskState:
 # --------------------------------------------------------------------------- array index sets
 
 
-def expand_ranges(spec: str) -> list[int]:
-    """``"3,7,12-14%2"`` -> ``[3, 7, 12, 13, 14]``; also ``"[0-15:4]"`` steps. Inverse of compact_ranges."""
-    spec = spec.strip().strip("[]").split("%")[0]
-    out: set[int] = set()
-    for part in filter(None, spec.split(",")):
-        m = re.fullmatch(r"(\d+)(?:-(\d+)(?::(\d+))?)?", part.strip())
-        if not m:
-            raise ValueError(f"not an array index list: {spec!r}")
-        lo = int(m.group(1))
-        hi = int(m.group(2)) if m.group(2) else lo
-        out.update(range(lo, hi + 1, int(m.group(3) or 1)))
-    return sorted(out)
-
-
 def array_spec(partitions: list[int], throttle: int | None = None) -> str:
     """The ``--array`` value: ``[3, 7, 12, 13, 14], 2`` -> ``"3,7,12-14%2"`` (index = partition number)."""
-    from permenum.jobs.collect import compact_ranges
-
     return compact_ranges(partitions) + (f"%{throttle}" if throttle else "")
 
 

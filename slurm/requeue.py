@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-from permenum.jobs.environment import TaskEnvironment
+from permenum.records import Origin
 from permenum.slurm.commands import SlurmCommandError, run
 
 
-def requeue_self(env: TaskEnvironment) -> str:
+def requeue_self(origin: Origin) -> str:
     """``scontrol requeue <job>_<index>``, then make it eligible at once; returns a one-line account.
 
     SLURM delays a requeued batch job by about two minutes (its BeginTime) so the old one can finish
     cleaning up; this task has already checkpointed and is about to exit, so the delay is lifted
     with ``scontrol update StartTime=now`` (the job still waits for the old step to end).
     """
-    if env.slurm_array_job_id is not None and env.slurm_array_task_id is not None:
-        job = f"{env.slurm_array_job_id}_{env.slurm_array_task_id}"
-    else:
-        job = str(env.slurm_job_id)
+    job = origin.slurm_task or str(origin.slurm_job_id)
     run(["scontrol", "requeue", job])
     try:
         run(["scontrol", "update", f"JobId={job}", "StartTime=now"])

@@ -12,16 +12,16 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from permenum.checkpoints.progress import RunProgress, run_progress
-from permenum.jobs.collect import compact_ranges
+from permenum.ranges import compact_ranges
 from permenum.layout import RunLayout
-from permenum.poolgen.manifest import Manifest, load_manifest
+from permenum.errors import UserError
+from permenum.records import Manifest, load_manifest, read_failure
 from permenum.slurm.backend import Backend
 from permenum.slurm.queue import TaskState
 from permenum.slurm.script import job_name
@@ -188,7 +188,7 @@ def gather(layout: RunLayout, backend: Backend, backend_note: str = "") -> Statu
 def _since(manifest: Manifest) -> str:
     """sacct's --starttime: when the pool was made (no job of this run is older), in local time."""
     try:
-        created = dt.datetime.fromisoformat(str(manifest.data.get("created")))
+        created = dt.datetime.fromisoformat(manifest.created)
         return created.astimezone().strftime("%Y-%m-%dT%H:%M:%S")
     except ValueError:
         return "now-365days"
@@ -197,16 +197,13 @@ def _since(manifest: Manifest) -> str:
 def _error_records(layout: RunLayout, partitions: Iterable[int]) -> dict[int, str]:
     out: dict[int, str] = {}
     for i in partitions:
-        path = layout.failure_file(i)
-        if not path.exists():
-            continue
         try:
-            rec = json.loads(path.read_text())
-            env = rec.get("environment") or {}
-            job = f" (job {env['slurm_array_job_id']}_{env['slurm_array_task_id']})" if env.get("slurm_array_job_id") else ""
-            out[i] = f"{rec.get('error', '?')}{job}, {rec.get('time', '?')}"
-        except (OSError, ValueError, AttributeError) as exc:
-            out[i] = f"unreadable error record {path.name} ({exc})"
+            failure = read_failure(layout, i)
+        except UserError as exc:
+            out[i] = f"unreadable error record {layout.failure_file(i).name} ({exc})"
+            continue
+        if failure is not None:
+            out[i] = failure.describe()
     return out
 
 

@@ -20,9 +20,9 @@ from typing import Any
 
 from permenum.atomic import write_bytes_atomic
 from permenum.errors import UserError
-from permenum.jobs.collect import compact_ranges
+from permenum.ranges import compact_ranges
 from permenum.layout import RunLayout
-from permenum.poolgen.manifest import Manifest, load_manifest
+from permenum.records import Manifest, load_manifest
 from permenum.slurm.backend import Backend, Submitted
 from permenum.slurm.queue import array_spec
 from permenum.slurm.script import SbatchOptions, entry_point_dir, job_name, render

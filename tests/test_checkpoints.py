@@ -14,9 +14,9 @@ import pytest
 
 from permenum.checkpoints import CheckpointError, load_checkpoint
 from permenum.jobs.collect import collect
-from permenum.jobs.task import TaskInterrupted, run_task
+from permenum.jobs.task import TaskInterrupted, TaskOptions, run_task
 from permenum.layout import RunLayout
-from permenum.poolgen.manifest import load_manifest
+from permenum.records import load_manifest
 from permenum.poolgen.write import PoolSettings, write_pool
 from tests.conftest import published
 
@@ -29,7 +29,7 @@ def _pool(root: Path, n: int = 13, seed: int = 0) -> RunLayout:
 
 def _interrupt_after_first_chunk(layout: RunLayout) -> int:
     with pytest.raises(TaskInterrupted) as info:
-        run_task(layout, 0, max_seconds=0)
+        run_task(layout, 0, TaskOptions(max_seconds=0))
     assert 0 < info.value.states_done < info.value.total
     return info.value.states_done
 
@@ -38,11 +38,11 @@ def test_resume_from_checkpoint_is_exact_and_skips_done_states(tmp_path: Path) -
     layout = _pool(tmp_path / "a")
     offset = _interrupt_after_first_chunk(layout)
     m = load_manifest(layout)
-    ckpt = load_checkpoint(layout.checkpoint_file(0), m.run_id, 0, m.partition(0)["sha256"])
+    ckpt = load_checkpoint(layout.checkpoint_file(0), m.run_id, 0, m.partition(0).sha256)
     assert ckpt.states_done == offset and ckpt.sums["raw"] > 0
-    record = run_task(layout, 0)
-    assert record["resumed_from"] == offset and record["states_this_attempt"] == record["states"] - offset
-    assert record["attempt"] == 2
+    record = run_task(layout, 0).record
+    assert record.resumed_from == offset and record.states_this_attempt == record.states - offset
+    assert record.attempt == 2
     assert collect(layout).total == published("nqueens_total", 13)
     assert not layout.checkpoint_file(0).exists()  # done: the result is the truth now
     assert f"resuming from checkpoint at state {offset}" in layout.task_log(0).read_text()
@@ -57,17 +57,17 @@ def test_corrupted_and_foreign_checkpoints_are_rejected(tmp_path: Path) -> None:
     path.write_bytes(bytes(data))
     m = load_manifest(a)
     with pytest.raises(CheckpointError, match="checksum"):
-        load_checkpoint(path, m.run_id, 0, m.partition(0)["sha256"])
-    record = run_task(a, 0)
-    assert record["resumed_from"] == 0 and "checksum" in record["checkpoint_rejected"]
+        load_checkpoint(path, m.run_id, 0, m.partition(0).sha256)
+    record = run_task(a, 0).record
+    assert record.resumed_from == 0 and record.checkpoint_rejected and "checksum" in record.checkpoint_rejected
     assert list(path.parent.glob("part-00000.ckpt.bad-*"))  # moved aside, not deleted
     assert collect(a).total == published("nqueens_total", 13)
 
     _interrupt_after_first_chunk(b)
     a.checkpoint_file(0).write_bytes(b.checkpoint_file(0).read_bytes())  # a checkpoint from another run
     (a.results_dir / "part-00000.json").unlink()
-    record = run_task(a, 0)
-    assert record["resumed_from"] == 0 and "belongs to run" in record["checkpoint_rejected"]
+    record = run_task(a, 0).record
+    assert record.resumed_from == 0 and record.checkpoint_rejected and "belongs to run" in record.checkpoint_rejected
     assert collect(a).total == published("nqueens_total", 13)
 
 
@@ -78,11 +78,11 @@ def test_second_result_is_a_duplicate_or_a_conflict(tmp_path: Path) -> None:
     accepted = result.read_bytes()
     result.rename(result.with_suffix(".keep"))
     again = run_task(layout, 0)
-    assert again["status"] == "accepted"
+    assert again.status == "accepted"
     result.unlink()
     result.with_suffix(".keep").rename(result)
-    assert run_task(layout, 0)["status"] == "duplicate"
-    assert result.read_bytes() == accepted and first["attempt"] == 1
+    assert run_task(layout, 0).status == "duplicate"
+    assert result.read_bytes() == accepted and first.record.attempt == 1
     tampered = json.loads(accepted)
     tampered["solutions"]["weighted"] += 1
     result.write_text(json.dumps(tampered))

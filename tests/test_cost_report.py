@@ -15,7 +15,7 @@ from permenum.errors import UserError
 from permenum.jobs.collect import collect
 from permenum.jobs.local import run_local
 from permenum.jobs.report import build_report, plot_report
-from permenum.jobs.task import run_task
+from permenum.jobs.task import TaskOptions, run_task
 from permenum.layout import RunLayout
 from permenum.poolgen.cost import estimate_costs
 from permenum.poolgen.generate import climb
@@ -56,8 +56,10 @@ def test_estimates_are_stored_and_partitions_balanced_by_them(tmp_path: Path, pr
     assert sum(p["estimated_cost"] for p in by_rows) == pytest.approx(sum(est), rel=1e-9)  # same states, same estimates
 
 
-@pytest.mark.parametrize("kernel, symmetry", [("dfs", "mirror"), ("lds64", "dihedral"), ("skip", "edges")])
-def test_estimate_tracks_the_node_counting_build(kernel: str, symmetry: str) -> None:
+# dihedral: the walks take the open rows only, skip enters the side queens' rows too (forced, one node
+# each): 266 k estimated vs 334 k nodes at N=12 (the retired lds64, which skipped those rows: 270 k)
+@pytest.mark.parametrize("kernel, symmetry, ratio", [("dfs", "mirror", 1.0), ("skip", "dihedral", 0.8), ("skip", "edges", 1.0)])
+def test_estimate_tracks_the_node_counting_build(kernel: str, symmetry: str, ratio: float) -> None:
     """Knuth's estimate is unbiased for the plain DFS's node count and ranks states like it."""
     problem = get_problem("nqueens")
     states = climb(problem, 12, 256, 4.0, symmetry).states
@@ -66,7 +68,7 @@ def test_estimate_tracks_the_node_counting_build(kernel: str, symmetry: str) -> 
     nodes = make_solver("nqueens", dev, 12, states.depth, kernel, symmetry, count_nodes=True)(states).nodes.astype(float)
     assert np.corrcoef(est, nodes)[0, 1] > 0.5
     assert np.corrcoef(_ranks(est), _ranks(nodes))[0, 1] > 0.5
-    assert est.sum() / nodes.sum() == pytest.approx(1.0, abs=0.05)
+    assert est.sum() / nodes.sum() == pytest.approx(ratio, abs=0.05)
     again = estimate_costs(problem, 12, states, symmetry, probes=32, seed=1)
     assert again.tobytes() == est.tobytes()  # seeded: same pool, same estimates
 
@@ -102,7 +104,7 @@ def test_costas_next_rows_match_the_definition() -> None:
 def test_cost_balanced_run_is_exact_and_reported(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     layout = RunLayout(tmp_path / "run")
     write_pool(layout, PoolSettings("nqueens", 12, 5, target_states=1000, seed=2))
-    run_task(layout, 0, None, "skip", True)  # one partition with the node-counting build
+    run_task(layout, 0, TaskOptions(kernel="skip", count_nodes=True))  # one partition with the node-counting build
     assert not run_local(layout, workers=2, show_progress=False).failed
     c = collect(layout)
     assert c.complete and c.total == published("nqueens_total", 12)

@@ -9,7 +9,7 @@ import pytest
 
 from permenum.jobs.collect import collect
 from permenum.jobs.partial import ChunkLedger, Partial
-from permenum.jobs.task import TaskInterrupted, run_task
+from permenum.jobs.task import TaskInterrupted, TaskOptions, run_task
 from permenum.layout import RunLayout
 from permenum.poolgen.write import PoolSettings, write_pool
 from tests.conftest import published
@@ -34,13 +34,12 @@ def test_two_sub_devices_count_exactly(tmp_path: Path, problem: str, n: int, ser
     layout = RunLayout(tmp_path / "run")
     write_pool(layout, PoolSettings(problem, n, 2, target_states=1 << 15))
     for i in range(2):
-        record = run_task(layout, i, device="cpu/2", chunk_seconds=0.05)
-        assert len(record["devices"]) == 2
-        assert sum(record["device_states"].values()) == record["states"]
-        assert all(v > 0 for v in record["device_states"].values()), record["device_states"]
-        seconds = record["device_seconds"]  # each device built its kernel and ran chunks in its own thread
-        assert seconds.keys() == record["device_states"].keys()
-        assert all(s["setup"] > 0 and s["busy"] > 0 for s in seconds.values()), seconds
+        record = run_task(layout, i, TaskOptions(device="cpu/2", chunk_seconds=0.05)).record
+        assert len(record.devices) == 2 and len({d.label for d in record.devices}) == 2
+        assert sum(d.states for d in record.devices) == record.states
+        assert all(d.states > 0 for d in record.devices), record.devices
+        # each device built its kernel and ran chunks in its own thread
+        assert all(d.setup_seconds > 0 and d.busy_seconds > 0 for d in record.devices), record.devices
     assert collect(layout).total == published(series, n)
 
 
@@ -50,11 +49,11 @@ def test_interrupted_multi_device_task_resumes_exactly(tmp_path: Path) -> None:
     stops = 0
     while True:
         try:
-            record = run_task(layout, 0, device="cpu/2", chunk_seconds=0.02, max_seconds=0)
+            record = run_task(layout, 0, TaskOptions(device="cpu/2", chunk_seconds=0.02, max_seconds=0)).record
             break
         except TaskInterrupted:
             stops += 1
-    assert stops >= 2 and record["attempt"] == stops + 1
+    assert stops >= 2 and record.attempt == stops + 1
     c = collect(layout)
     assert c.total == published("costas_total", 12) and c.classes == published("costas_classes", 12)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from permenum.errors import UserError
-from permenum.jobs.collect import compact_ranges
+from permenum.ranges import compact_ranges
 from permenum.layout import RunLayout
 from permenum.slurm import queue
 from permenum.slurm.backend import pyslurm_matches

@@ -10,6 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -83,6 +84,16 @@ def exact(value: Fraction | None) -> int | str | None:
     return value.numerator if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
 
 
+class Walk(Protocol):
+    """Random walks down the search tree, one per row, all advancing together (poolgen.cost's probes)."""
+
+    def allowed(self) -> np.ndarray:
+        """(rows,) uint32: bit v set where the next level may take value v."""
+
+    def place(self, rows: np.ndarray, values: np.ndarray) -> "Walk":
+        """The walks ``rows`` one level deeper, having taken ``values``."""
+
+
 class Problem(ABC):
     """One enumeration problem. Subclasses are stateless; ``n`` is passed to every call."""
 
@@ -93,6 +104,7 @@ class Problem(ABC):
     classes_series: str
     mask_names: tuple[str, ...] = ()
     counts_classes = False  # whether tally() reports symmetry classes
+    reports_solutions = False  # whether the kernel's solutions are stored beside the result (solutions/)
     states_per_lane = 1  # pool states per device lane that `enumerate` aims at (see cli._device_target)
     symmetry_modes: tuple[str, ...] = ("mirror", "none")
     default_symmetry: str = "mirror"
@@ -116,6 +128,10 @@ class Problem(ABC):
     @abstractmethod
     def root(self, n: int, symmetry: str) -> StateBatch:
         """The states after the first locked row/column, dead ends removed."""
+
+    @abstractmethod
+    def walk(self, n: int, batch: StateBatch, symmetry: str) -> Walk:
+        """Walks starting at every state of the batch: the cost estimator's moves, by the problem's own rules."""
 
     @abstractmethod
     def expand(self, n: int, batch: StateBatch, symmetry: str) -> StateBatch:

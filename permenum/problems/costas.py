@@ -91,6 +91,10 @@ class Costas(Problem):
     symmetry_modes = ("canonical", "none")
     default_symmetry = "canonical"
     counts_classes = True
+    reports_solutions = True  # every array found is stored (solutions/), checked and listed by `arrays`
+
+    def walk(self, n: int, batch: StateBatch, symmetry: str) -> Displacements:
+        return Displacements.of(n, batch.prefix, symmetry)
 
     def _alive(self, n: int, prefix: np.ndarray, symmetry: str) -> StateBatch:
         if prefix.shape[1] < n and len(prefix):

@@ -198,20 +198,22 @@ class QueenWalk:
     """Random walks down from states (poolgen.cost): the masks, and in the edges mode the first two
     prefix entries (t, c1) that its rules read."""
 
+    n: int
     masks: dict[str, np.ndarray]
     head: np.ndarray
     symmetry: str
 
     @classmethod
-    def of(cls, batch: StateBatch, symmetry: str) -> "QueenWalk":
-        return cls(batch.masks, batch.prefix[:, :2], symmetry)
+    def of(cls, n: int, batch: StateBatch, symmetry: str) -> "QueenWalk":
+        return cls(n, batch.masks, batch.prefix[:, :2], symmetry)
 
-    def allowed(self, n: int) -> np.ndarray:
-        free = available(n, self.masks)
-        return edge_available(n, self.head, self.masks, free) if self.symmetry == "edges" else free
+    def allowed(self) -> np.ndarray:
+        free = available(self.n, self.masks)
+        return edge_available(self.n, self.head, self.masks, free) if self.symmetry == "edges" else free
 
-    def place(self, n: int, rows: np.ndarray, cols: np.ndarray) -> "QueenWalk":
-        return QueenWalk(place(n, {k: v[rows] for k, v in self.masks.items()}, cols), self.head[rows], self.symmetry)
+    def place(self, rows: np.ndarray, cols: np.ndarray) -> "QueenWalk":
+        masks = place(self.n, {k: v[rows] for k, v in self.masks.items()}, cols)
+        return QueenWalk(self.n, masks, self.head[rows], self.symmetry)
 
 
 class NQueens(Problem):
@@ -224,6 +226,9 @@ class NQueens(Problem):
     symmetry_modes = ("dihedral", "edges", "mirror", "none")
     states_per_lane = 32  # smaller states, shorter launch tails (H200, N=20: 11.7 M states 1.6x faster than 1.3 M)
     default_symmetry = "edges"
+
+    def walk(self, n: int, batch: StateBatch, symmetry: str) -> QueenWalk:
+        return QueenWalk.of(n, batch, symmetry)
 
     def levels_left(self, n: int, depth: int, symmetry: str) -> int:
         # dihedral: the prefix holds 4 border entries for at least 2 rows (top, bottom); edges: top-down
@@ -239,7 +244,7 @@ class NQueens(Problem):
 
     def available(self, n: int, batch: StateBatch, symmetry: str) -> np.ndarray:
         """(rows,) uint32: the squares each state's next open row may take in this mode."""
-        return QueenWalk.of(batch, symmetry).allowed(n)
+        return QueenWalk.of(n, batch, symmetry).allowed()
 
     def root(self, n: int, symmetry: str) -> StateBatch:
         self.check_n(n)

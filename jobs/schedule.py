@@ -1,0 +1,166 @@
+"""Which device of a task counts which states next: chunks handed out over one partition to several devices.
+
+Each device claims its next chunk when it is free. The chunk is the smallest of: its time bound (the
+device's ChunkSizer), its PHACT share of the unclaimed work (jobs.chunking.share_of_rest, in the
+pool's estimated work, with every peer's chunk in flight accounted for), and -- until every device
+has a measured rate -- its first-chunk size, so no device runs ahead alone. A stop request is
+honoured by a device once it has done a chunk in this attempt: a partition whose every restart is
+signalled at once (SLURM may signal up to a minute early) still advances.
+
+All state lives in this object's named fields, behind one lock; it knows nothing of files or
+OpenCL, so it is tested with plain numbers (tests/test_schedule.py).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from permenum.jobs.chunking import ChunkSizer, Peer, WorkIndex, share_of_rest
+from permenum.jobs.partial import ChunkLedger, Partial
+
+
+@dataclass
+class DeviceState:
+    """One device as the scheduler sees it: its chunk sizing, its measured rate, its chunk in flight."""
+
+    label: str
+    is_gpu: bool
+    sizer: ChunkSizer
+    first_chunk: int  # states of a first launch, also the cap while some peer's rate is unknown
+    rate: float = 0.0  # estimated work (WorkIndex) per kernel-second, 0 until measured
+    states: int = 0  # counted in this attempt
+    in_flight: float = 0.0  # estimated work of the chunk it runs now
+    since: float = 0.0  # when that chunk was claimed (the scheduler's clock)
+
+    def expected_rate(self, devices: list["DeviceState"]) -> float:
+        """Its measured rate, else that of measured devices of its kind (a second GPU like the first), else 0."""
+        if self.rate > 0:
+            return self.rate
+        kin = [d.rate for d in devices if d.rate > 0 and d.is_gpu == self.is_gpu]
+        return sum(kin) / len(kin) if kin else 0.0
+
+    def as_peer(self, devices: list["DeviceState"], now: float) -> Peer:
+        rate = self.expected_rate(devices)
+        busy = max(self.in_flight / rate - (now - self.since), 0.0) if rate > 0 and self.in_flight else 0.0
+        return Peer(rate, busy)
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """When a task should stop early: on request (a signal), or once the attempt has run ``max_seconds``."""
+
+    requested: threading.Event
+    max_seconds: float | None = None
+    started: float = 0.0  # the attempt's start on the scheduler's clock
+
+    def due(self, now: float) -> bool:
+        return self.requested.is_set() or (self.max_seconds is not None and now - self.started >= self.max_seconds)
+
+
+class Scheduler:
+    """Hands out the chunks of one partition to its devices; see the module docstring for the rule.
+
+    ``open`` starts the hand-out (after the partition is loaded, while the devices may still be
+    building their kernels); ``claim`` and ``finish`` are called by each device's thread;
+    ``on_progress`` runs under the lock after every chunk that leaves the partition unfinished
+    (the task checkpoints there, so a checkpoint always sees one consistent ledger).
+    """
+
+    def __init__(self, devices: list[DeviceState], stop: StopRule,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self.devices = devices
+        self.stop = stop
+        self.clock = clock
+        self.ledger: ChunkLedger | None = None
+        self.work: WorkIndex | None = None
+        self.on_progress: Callable[[], None] = lambda: None
+        self.interrupted = False  # a device honoured a stop request: the others follow
+        self.failed = False  # one device failed (a kernel that does not build): the others stop claiming
+        self.lock = threading.Lock()
+        self._active = set(range(len(devices)))
+        self._opened = threading.Event()
+
+    def open(self, ledger: ChunkLedger, work: WorkIndex, on_progress: Callable[[], None] | None = None) -> None:
+        for d in self.devices:  # a resumed task starts at the rate its earlier attempts measured
+            d.sizer.resume_at(ledger.prefix_end, ledger.prefix.kernel_seconds)
+        self.ledger, self.work = ledger, work
+        self.on_progress = on_progress or self.on_progress
+        self._opened.set()
+
+    def abort(self) -> None:
+        """No chunk will be handed out (the partition did not load, or a device failed)."""
+        self.failed = True
+        self._opened.set()
+
+    def wait_open(self) -> bool:
+        """Block until chunks are handed out; False when they never will be."""
+        self._opened.wait()
+        return not self.failed
+
+    @property
+    def progressed(self) -> bool:
+        return sum(d.states for d in self.devices) > 0
+
+    def claim(self, k: int) -> tuple[int, int] | None:
+        """Device ``k``'s next chunk of states, or None: it is done (and leaves the hand-out)."""
+        ledger, work = self._opened_ledger()
+        with self.lock:
+            d, now = self.devices[k], self.clock()
+            size = self._chunk_size(k, now)
+            claimed = ledger.claim(size) if size > 0 and not self.failed and not self._stopping(d, now) else None
+            if claimed is None:
+                # leave under the same lock: a slower device deciding at this moment must not count
+                # on this one to take the tail (both would quit, the task stopped short)
+                self._active.discard(k)
+                return None
+            d.in_flight, d.since = work.between(*claimed), now
+            return claimed
+
+    def finish(self, k: int, start: int, end: int, sums: Partial, kernel_seconds: float) -> None:
+        """Device ``k`` counted [start, end): fold the sums in, update its rate and chunk size."""
+        ledger, work = self._opened_ledger()
+        with self.lock:
+            d = self.devices[k]
+            d.sizer.observe(end - start, kernel_seconds)
+            measured = work.between(start, end) / max(kernel_seconds, 1e-9)
+            d.rate = measured if d.rate == 0 else 0.5 * (d.rate + measured)
+            d.states += end - start
+            d.in_flight = 0.0
+            ledger.finish(start, end, sums)
+            if not ledger.complete:
+                self.on_progress()
+
+    def leave(self, k: int) -> None:
+        """Device ``k`` stops (done or failed); peers no longer wait for it to take the tail."""
+        with self.lock:
+            self._active.discard(k)
+
+    def _opened_ledger(self) -> tuple[ChunkLedger, WorkIndex]:
+        assert self.ledger is not None and self.work is not None, "claim() before open()"
+        return self.ledger, self.work
+
+    def _chunk_size(self, k: int, now: float) -> int:
+        """States for device ``k``'s next chunk: time bound, its share of the rest, the GPU floor (under the lock)."""
+        ledger, work = self._opened_ledger()
+        d = self.devices[k]
+        remaining = ledger.remaining_unclaimed()
+        rest = work.of(ledger.unclaimed_ranges())
+        peers = [self.devices[j].as_peer(self.devices, now) for j in self._active if j != k]
+        floor = work.between(ledger.cursor, min(ledger.cursor + d.sizer.floor, ledger.total))
+        unit = work.between(ledger.cursor, min(ledger.cursor + 1, ledger.total))
+        share = share_of_rest(rest, d.expected_rate(self.devices), peers, floor, unit)
+        size = min(d.sizer.next(max(remaining, 1)),
+                   remaining if share >= rest else work.states_within(ledger.cursor, share, remaining))
+        if d.rate > 0 and any(p.rate <= 0 for p in peers):
+            size = min(size, d.first_chunk)  # until every rate is known, no device runs ahead alone
+        return size
+
+    def _stopping(self, d: DeviceState, now: float) -> bool:
+        if d.states == 0:
+            return False
+        if self.stop.due(now):
+            self.interrupted = True
+        return self.interrupted

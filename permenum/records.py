@@ -1,0 +1,392 @@
+"""The run's records, typed, each with one reader and one writer: the manifest and its partition
+entries, the result record, the failure record.
+
+Why one module: these files are the contracts between the pool generator, the tasks, the scheduler's
+status and the collector (pool -> task -> result -> ledger). Everything else handles them as objects
+with named fields; only this module knows their JSON keys. The file layouts are those of
+``permenum-pool/2`` and ``permenum-result/1``; the run directory's paths are RunLayout's.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import asdict, dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from permenum.atomic import write_json_atomic
+from permenum.errors import UserError
+from permenum.layout import RunLayout
+
+MANIFEST_FORMAT = "permenum-pool/2"  # 2: N-Queens absolute masks (cols, d1, d2, rows), dihedral mode
+RESULT_FORMAT = "permenum-result/1"
+
+
+def now_utc() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def exact(value: Fraction | None) -> int | str | None:
+    """JSON form of an exact count: an int when integral, else "p/q"."""
+    if value is None:
+        return None
+    return value.numerator if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
+def _fraction(value: Any) -> Fraction:
+    return Fraction(str(value))
+
+
+def _parse(path: Path, what: str, build: Any, data: Any) -> Any:
+    """``build(data)``; a missing field or one of the wrong type is a one-line UserError naming the file."""
+    try:
+        return build(data)
+    except (KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError) as exc:
+        raise UserError(f"{path}: malformed {what} ({type(exc).__name__}: {exc})") from None
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{path}: unreadable {what} ({exc})") from None
+
+
+# --------------------------------------------------------------------------- manifest
+
+
+@dataclass(frozen=True)
+class PartitionEntry:
+    """One partition of the pool, resolved once: its file, rows, checksum and estimated cost."""
+
+    index: int
+    file: str  # relative to the run directory
+    rows: int
+    weight: int
+    sha256: str
+    estimated_cost: float | None = None  # pools before cost estimates have none
+
+    def path(self, layout: RunLayout) -> Path:
+        return layout.root / self.file
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        if self.estimated_cost is None:
+            del out["estimated_cost"]
+        return out
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "PartitionEntry":
+        cost = d.get("estimated_cost")
+        return cls(int(d["index"]), str(d["file"]), int(d["rows"]), int(d.get("weight", 0)), str(d["sha256"]),
+                   None if cost is None else float(cost))
+
+
+@dataclass(frozen=True)
+class Generator:
+    """How the pool was made: the ladder's settings and outcome, the shuffle, the balance, the cost estimates."""
+
+    target_states: int
+    hard_factor: float
+    seed: int
+    locked_depth: int
+    rungs: list[int] = field(default_factory=list)
+    stop_reason: str = ""
+    balance: str = "rows"  # pools before cost balancing were dealt by rows
+    method: str = "ladder"
+    shuffle: str = "fisher-yates (numpy PCG64 permutation)"
+    cost_estimate: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        if self.cost_estimate is None:
+            del out["cost_estimate"]
+        return out
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "Generator":
+        return cls(int(d["target_states"]), float(d["hard_factor"]), int(d["seed"]), int(d["locked_depth"]),
+                   [int(r) for r in d.get("rungs", [])], str(d.get("stop_reason", "")), str(d.get("balance", "rows")),
+                   str(d.get("method", "ladder")), str(d.get("shuffle", "")), d.get("cost_estimate"))
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What a pool is (``manifest.json``): written last and atomically; a run directory without it is not a pool."""
+
+    run_id: str
+    problem: str
+    n: int
+    symmetry: str
+    generator: Generator
+    partitions: tuple[PartitionEntry, ...]
+    total_states: int
+    total_weight: int
+    created: str = ""
+    host: str = ""
+    permenum_version: str = ""
+
+    @property
+    def num_partitions(self) -> int:
+        return len(self.partitions)
+
+    @property
+    def locked_depth(self) -> int:
+        return self.generator.locked_depth
+
+    def partition(self, index: int) -> PartitionEntry:
+        if not 0 <= index < self.num_partitions:
+            raise UserError(f"partition {index} does not exist: this pool has partitions 0..{self.num_partitions - 1}")
+        return self.partitions[index]
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that make two pools the same pool."""
+        g = self.generator
+        return {"problem": self.problem, "params": {"n": self.n}, "symmetry": self.symmetry,
+                "generator": {"target_states": g.target_states, "hard_factor": g.hard_factor, "seed": g.seed,
+                              "balance": g.balance},
+                "num_partitions": self.num_partitions}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": MANIFEST_FORMAT, "run_id": self.run_id, "created": self.created, "host": self.host,
+                "permenum_version": self.permenum_version, "problem": self.problem, "params": {"n": self.n},
+                "symmetry": self.symmetry, "generator": self.generator.to_json(),
+                "partitions": [p.to_json() for p in self.partitions],
+                "totals": {"states": self.total_states, "weight": self.total_weight}}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "Manifest":
+        parts = tuple(PartitionEntry.from_json(p) for p in d["partitions"])
+        for i, part in enumerate(parts):
+            if part.index != i:
+                raise ValueError(f"partition entry {i} says it is partition {part.index}")
+        return cls(str(d["run_id"]), str(d["problem"]), int(d["params"]["n"]), str(d["symmetry"]),
+                   Generator.from_json(d["generator"]), parts, int(d["totals"]["states"]),
+                   int(d["totals"].get("weight", 0)), str(d.get("created", "")), str(d.get("host", "")),
+                   str(d.get("permenum_version", "")))
+
+
+def write_manifest(layout: RunLayout, manifest: Manifest) -> None:
+    write_json_atomic(layout.manifest, manifest.to_json())
+
+
+def load_manifest(layout: RunLayout) -> Manifest:
+    path = layout.manifest
+    if not path.exists():
+        raise UserError(f"{layout.root} is not a pool: {path.name} is missing (run `permenum pool` first)")
+    data = _read_json(path, "manifest")
+    if not isinstance(data, dict) or "format" not in data:
+        raise UserError(f"{path}: not a permenum manifest")
+    if data["format"] != MANIFEST_FORMAT:
+        raise UserError(f"{path}: manifest format {data['format']!r}, this permenum reads {MANIFEST_FORMAT!r}")
+    return _parse(path, "manifest", Manifest.from_json, data)
+
+
+# --------------------------------------------------------------------------- where a record was made
+
+
+@dataclass(frozen=True)
+class Origin:
+    """The process that wrote a record: host, pid and, under SLURM, its job and array ids."""
+
+    host: str
+    pid: int
+    slurm_job_id: int | None = None
+    slurm_array_job_id: int | None = None
+    slurm_array_task_id: int | None = None
+    slurm_restart_count: int | None = None
+
+    @property
+    def slurm_task(self) -> str | None:
+        """``<array job>_<task>`` when it ran as an array task."""
+        if self.slurm_array_job_id is None or self.slurm_array_task_id is None:
+            return None
+        return f"{self.slurm_array_job_id}_{self.slurm_array_task_id}"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "Origin":
+        def opt(key: str) -> int | None:
+            return None if d.get(key) is None else int(d[key])
+
+        return cls(str(d.get("host", "")), int(d.get("pid", 0)), opt("slurm_job_id"), opt("slurm_array_job_id"),
+                   opt("slurm_array_task_id"), opt("slurm_restart_count"))
+
+
+# --------------------------------------------------------------------------- result record
+
+
+@dataclass(frozen=True)
+class DeviceUse:
+    """One device's part in a task: its states, its set-up (context and build) and busy seconds."""
+
+    label: str
+    states: int
+    setup_seconds: float
+    busy_seconds: float
+    kernel: str = ""  # the variant it ran
+
+
+@dataclass(frozen=True)
+class Seconds:
+    load: float  # the partition read and verified
+    kernel: float  # summed over chunks and devices
+    total: float  # over every attempt
+    this_attempt: float
+
+
+@dataclass(frozen=True)
+class ResultRecord:
+    """``results/part-NNNNN.json``: a partition's exact counts, written once by its task, never edited."""
+
+    run_id: str
+    problem: str
+    n: int
+    partition: int
+    attempt: int
+    pool_sha256: str
+    states: int
+    resumed_from: int
+    states_this_attempt: int
+    chunks: int
+    checkpoint_rejected: str | None
+    weighted: Fraction  # every solution the states stand for (exact: a class may straddle partitions)
+    raw: int  # solutions as searched
+    classes: Fraction | None
+    nodes: int | None  # when the node-counting build ran
+    kernel: str  # the kernel variant that ran
+    devices: tuple[DeviceUse, ...]
+    seconds: Seconds
+    origin: Origin
+    finished: str = field(default_factory=now_utc)
+
+    def same_numbers(self, other: "ResultRecord") -> bool:
+        """Whether two attempts at one partition agree on everything that is counted."""
+        return (self.weighted, self.raw, self.states, self.pool_sha256, self.run_id, self.partition) == (
+            other.weighted, other.raw, other.states, other.pool_sha256, other.run_id, other.partition)
+
+    @property
+    def measured_cost(self) -> float:
+        """What the pool's cost estimate predicts: nodes where counted, else kernel seconds."""
+        return float(self.nodes if self.nodes is not None else self.seconds.kernel)
+
+    def check_belongs(self, manifest: Manifest, partition: int, path: Path) -> None:
+        """Refuse a result from another run or another pool (files must never be mixed)."""
+        if self.run_id != manifest.run_id:
+            raise UserError(f"{path}: result belongs to run {self.run_id}, this pool is run {manifest.run_id}")
+        if self.partition != partition or self.pool_sha256 != manifest.partition(partition).sha256:
+            raise UserError(f"{path}: result is for another partition or another version of partition {partition}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": RESULT_FORMAT, "run_id": self.run_id, "problem": self.problem, "n": self.n,
+            "partition": self.partition, "attempt": self.attempt, "pool_sha256": self.pool_sha256,
+            "states": self.states, "resumed_from": self.resumed_from, "states_this_attempt": self.states_this_attempt,
+            "chunks": self.chunks, "checkpoint_rejected": self.checkpoint_rejected,
+            "solutions": {"weighted": exact(self.weighted), "raw": self.raw}, "classes": exact(self.classes),
+            "nodes": self.nodes, "kernel": self.kernel,
+            "devices": [d.label for d in self.devices],
+            "device_states": {d.label: d.states for d in self.devices},
+            "device_seconds": {d.label: {"setup": d.setup_seconds, "busy": d.busy_seconds} for d in self.devices},
+            "device_kernels": {d.label: d.kernel for d in self.devices},
+            "seconds": {"load": self.seconds.load, "kernel": self.seconds.kernel, "total": self.seconds.total,
+                        "this_attempt": self.seconds.this_attempt},
+            "environment": self.origin.to_json(), "finished": self.finished,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "ResultRecord":
+        per_state, per_seconds, per_kernel = d.get("device_states", {}), d.get("device_seconds", {}), d.get("device_kernels", {})
+        devices = tuple(DeviceUse(str(label), int(per_state.get(label, 0)),
+                                  float(per_seconds.get(label, {}).get("setup", 0.0)),
+                                  float(per_seconds.get(label, {}).get("busy", 0.0)), str(per_kernel.get(label, "")))
+                        for label in d["devices"])
+        s = d["seconds"]
+        return cls(str(d["run_id"]), str(d["problem"]), int(d["n"]), int(d["partition"]), int(d["attempt"]),
+                   str(d["pool_sha256"]), int(d["states"]), int(d.get("resumed_from", 0)),
+                   int(d.get("states_this_attempt", 0)), int(d.get("chunks", 0)), d.get("checkpoint_rejected"),
+                   _fraction(d["solutions"]["weighted"]), int(d["solutions"]["raw"]),
+                   None if d.get("classes") is None else _fraction(d["classes"]),
+                   None if d.get("nodes") is None else int(d["nodes"]), str(d.get("kernel", "")), devices,
+                   Seconds(float(s["load"]), float(s["kernel"]), float(s["total"]), float(s.get("this_attempt", 0.0))),
+                   Origin.from_json(d.get("environment") or {}), str(d.get("finished", "")))
+
+
+class ResultConflict(RuntimeError):
+    """Two attempts at one partition produced different numbers: never silently pick one."""
+
+
+def read_result(path: Path) -> ResultRecord:
+    data = _read_json(path, "result")
+    if not isinstance(data, dict) or data.get("format") != RESULT_FORMAT:
+        raise UserError(f"{path}: not a permenum result record")
+    return _parse(path, "result", ResultRecord.from_json, data)
+
+
+def write_result(layout: RunLayout, record: ResultRecord) -> str:
+    """Write the record once; returns "accepted", or "duplicate" when a result with the same numbers is
+    there already (this one is kept in ``results/duplicates/``); raises ResultConflict on other numbers."""
+    path = layout.result_file(record.partition)
+    try:
+        write_json_atomic(path, record.to_json(), replace=False)
+        return "accepted"
+    except FileExistsError:
+        pass
+    first = read_result(path)
+    same = first.same_numbers(record)
+    dup_path = layout.duplicate_result_file(record.partition, record.attempt)
+    write_json_atomic(dup_path, {**record.to_json(), "duplicate_of_attempt": first.attempt, "conflict": not same})
+    if not same:
+        raise ResultConflict(
+            f"partition {record.partition}: attempt {record.attempt} found {exact(record.weighted)} solutions "
+            f"({record.raw} raw) but the accepted attempt {first.attempt} found {exact(first.weighted)} "
+            f"({first.raw} raw); kept both ({dup_path})")
+    return "duplicate"
+
+
+def attempts_so_far(layout: RunLayout, partition: int) -> int:
+    """Finished attempts at this partition (accepted or duplicate), to number the next one."""
+    dup_dir = layout.results_dir / "duplicates"
+    dups = list(dup_dir.glob(f"{layout.part_name(partition)}.attempt-*.json")) if dup_dir.exists() else []
+    return int(layout.result_file(partition).exists()) + len(dups)
+
+
+# --------------------------------------------------------------------------- failure record
+
+
+@dataclass(frozen=True)
+class FailureRecord:
+    """``logs/part-NNNNN.error.json``: why a task failed. Never a result: the partition stays not-done."""
+
+    partition: int
+    error: str
+    origin: Origin
+    time: str = field(default_factory=now_utc)
+
+    def describe(self) -> str:
+        job = f" (job {self.origin.slurm_task})" if self.origin.slurm_task else ""
+        return f"{self.error}{job}, {self.time}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"partition": self.partition, "error": self.error, "environment": self.origin.to_json(), "time": self.time}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "FailureRecord":
+        return cls(int(d["partition"]), str(d["error"]), Origin.from_json(d.get("environment") or {}), str(d.get("time", "?")))
+
+
+def write_failure(layout: RunLayout, partition: int, exc: BaseException, origin: Origin) -> None:
+    write_json_atomic(layout.failure_file(partition),
+                      FailureRecord(partition, f"{type(exc).__name__}: {exc}", origin).to_json())
+
+
+def read_failure(layout: RunLayout, partition: int) -> FailureRecord | None:
+    """The partition's failure record, or None; raises UserError when it is there but unreadable."""
+    path = layout.failure_file(partition)
+    if not path.exists():
+        return None
+    return _parse(path, "error record", FailureRecord.from_json, _read_json(path, "error record"))
