@@ -1,0 +1,114 @@
+"""The multi-device scheduler on plain numbers: simulated devices of known speed, a simulated clock."""
+
+from __future__ import annotations
+
+import heapq
+import threading
+from fractions import Fraction
+
+import numpy as np
+
+from permenum.jobs.chunking import ChunkSizer, WorkIndex
+from permenum.jobs.partial import ChunkLedger, Partial
+from permenum.jobs.schedule import DeviceState, Scheduler, StopRule
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _scheduler(rates: list[float], total: int, stop: threading.Event | None = None,
+               costs: np.ndarray | None = None) -> tuple[Scheduler, Clock]:
+    clock = Clock()
+    devices = [DeviceState(f"dev{k}", True, ChunkSizer(2.0, 64, 1), 64) for k in range(len(rates))]
+    scheduler = Scheduler(devices, StopRule(stop or threading.Event()), clock)
+    ledger = ChunkLedger(total, 0, Partial(classes=None, nodes=None, solutions=None), {})
+    scheduler.open(ledger, WorkIndex(costs, total))
+    return scheduler, clock
+
+
+def _simulate(scheduler: Scheduler, clock: Clock, rates: list[float],
+              costs: np.ndarray) -> tuple[list[tuple[int, int, int]], list[float]]:
+    """Every device claims when free; a chunk of work w takes w / rate seconds. Returns the chunks and
+    each device's last finish time."""
+    cum = np.concatenate([[0.0], np.cumsum(costs)])
+    events: list[tuple[float, int, int, int]] = []
+    chunks: list[tuple[int, int, int]] = []
+    ends = [0.0] * len(rates)
+
+    def claim(k: int) -> None:
+        got = scheduler.claim(k)
+        if got is not None:
+            start, end = got
+            heapq.heappush(events, (clock.now + (cum[end] - cum[start]) / rates[k], k, start, end))
+            chunks.append((k, start, end))
+
+    for k in range(len(rates)):
+        claim(k)
+    while events:
+        t, k, start, end = heapq.heappop(events)
+        clock.now = ends[k] = t
+        scheduler.finish(k, start, end, Partial(Fraction(end - start), end - start, None, None, t, None, 1),
+                         (cum[end] - cum[start]) / rates[k])
+        claim(k)
+    return chunks, ends
+
+
+def test_every_state_is_counted_once_and_devices_finish_together() -> None:
+    rates, total = [1000.0, 250.0], 20000
+    costs = np.random.default_rng(1).uniform(0.5, 1.5, total)
+    scheduler, clock = _scheduler(rates, total, costs=costs)
+    chunks, ends = _simulate(scheduler, clock, rates, costs)
+    covered = sorted((s, e) for _, s, e in chunks)
+    assert covered[0][0] == 0 and covered[-1][1] == total
+    assert all(a[1] == b[0] for a, b in zip(covered, covered[1:]))  # disjoint and without gaps
+    assert scheduler.ledger is not None and scheduler.ledger.complete
+    assert scheduler.ledger.prefix.raw == total
+    fast = sum(costs[s:e].sum() for k, s, e in chunks if k == 0) / costs.sum()
+    assert 0.75 < fast < 0.85  # shares follow the rates (4:1)
+    assert abs(ends[0] - ends[1]) < 0.05 * max(ends)  # neither waits long for the other
+
+
+def test_a_peer_without_a_measured_rate_holds_a_device_to_its_first_chunk() -> None:
+    scheduler, clock = _scheduler([1000.0, 1000.0], 100000)
+    scheduler.devices[1].is_gpu = False  # a CPU beside a GPU: not expected at the GPU's rate
+    assert scheduler.claim(0) == (0, 64)
+    scheduler.finish(0, 0, 64, Partial(classes=None, nodes=None, solutions=None), 0.01)
+    start, end = scheduler.claim(0) or (0, 0)
+    assert end - start == 64  # the CPU has not reported yet: the GPU does not run ahead alone
+    scheduler.devices[1].is_gpu = True  # a second GPU is expected at the first's rate: no such cap
+    start, end = scheduler.claim(0) or (0, 0)
+    assert end - start > 64
+
+
+def test_stop_is_honoured_after_each_device_did_a_chunk() -> None:
+    stop = threading.Event()
+    stop.set()
+    rates, total = [1000.0, 1000.0], 50000
+    scheduler, clock = _scheduler(rates, total, stop)
+    chunks, _ = _simulate(scheduler, clock, rates, np.ones(total))
+    assert sorted(k for k, _, _ in chunks) == [0, 1]  # one chunk each, then both stop
+    assert scheduler.interrupted and scheduler.progressed
+    assert scheduler.ledger is not None and not scheduler.ledger.complete
+
+
+def test_a_time_budget_stops_the_devices() -> None:
+    clock = Clock()
+    devices = [DeviceState("dev0", False, ChunkSizer(2.0, 10, 1), 10)]
+    scheduler = Scheduler(devices, StopRule(threading.Event(), max_seconds=5.0, started=0.0), clock)
+    scheduler.open(ChunkLedger(1000, 0, Partial(classes=None, nodes=None, solutions=None), {}), WorkIndex(None, 1000))
+    start, end = scheduler.claim(0) or (0, 0)
+    clock.now = 6.0
+    scheduler.finish(0, start, end, Partial(classes=None, nodes=None, solutions=None), 6.0)
+    assert scheduler.claim(0) is None and scheduler.interrupted
+
+
+def test_abort_hands_out_nothing() -> None:
+    clock = Clock()
+    scheduler = Scheduler([DeviceState("dev0", True, ChunkSizer(), 64)], StopRule(threading.Event()), clock)
+    scheduler.abort()
+    assert not scheduler.wait_open()
