@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh --test
-exec .venv/bin/python -m pytest -q -ra "$@"
+exec .venv/bin/pytest -q -ra "$@"

@@ -1,0 +1,1 @@
+"""The tests: a package, so that plain `pytest` and `python -m pytest` both import `tests.*` from the repository root."""
