@@ -57,6 +57,16 @@ class ChunkLedger:
         self.cursor = prefix_end
         self._fold()
 
+    @classmethod
+    def resumed(cls, total: int, prefix_end: int, prefix: dict[str, Any], ahead: list[dict[str, Any]]) -> "ChunkLedger":
+        """The ledger a checkpoint saved (its ``prefix_json`` and ``ahead_json``)."""
+        return cls(total, prefix_end, Partial.from_json(prefix),
+                   {int(a["start"]): (int(a["end"]), Partial.from_json(a)) for a in ahead})
+
+    def ahead_json(self) -> list[dict[str, Any]]:
+        """The chunks finished beyond the prefix, for a checkpoint: each chunk's sums with its "start" and "end"."""
+        return [{"start": s, "end": e, **sums.as_json()} for s, (e, sums) in sorted(self.ahead.items())]
+
     def remaining_unclaimed(self) -> int:
         return sum(end - start for start, end in self.unclaimed_ranges())
 

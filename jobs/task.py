@@ -226,10 +226,9 @@ class _Attempt:
         """Save the ledger's done prefix and the chunks finished beyond it (under the scheduler's lock)."""
         loaded = self._opened()
         ledger = loaded.ledger
-        ahead = [{"start": s, "end": e, **sums.as_json()} for s, (e, sums) in sorted(ledger.ahead.items())]
         save_checkpoint(self.layout.checkpoint_file(self.partition), Checkpoint(
             self.manifest.run_id, self.partition, self.entry.sha256, ledger.prefix_end, ledger.prefix.as_json(),
-            loaded.elapsed_before + time.perf_counter() - self.t_start, loaded.attempt, ahead))
+            loaded.elapsed_before + time.perf_counter() - self.t_start, loaded.attempt, ledger.ahead_json()))
 
     def _stop_short(self, loaded: _Loaded) -> None:
         """Keep this attempt's work in a checkpoint and raise TaskInterrupted."""
@@ -275,5 +274,4 @@ def _ledger_from(ckpt: Checkpoint | None, total: int, count_nodes: bool, counts_
     if ckpt is None:
         start = Partial(classes=Fraction(0) if counts_classes else None, nodes=0 if count_nodes else None)
         return ChunkLedger(total, 0, start, {})
-    ahead = {int(a["start"]): (int(a["end"]), Partial.from_json(a)) for a in ckpt.ahead}
-    return ChunkLedger(total, ckpt.states_done, Partial.from_json(ckpt.sums), ahead)
+    return ChunkLedger.resumed(total, ckpt.states_done, ckpt.sums, ckpt.ahead)
