@@ -36,7 +36,7 @@ done
 pe collect $t/q >> "$out/multi.log" 2>&1
 if [ -n "${SWEEP:-}" ]; then
     (cd /tmp && CUDA_VISIBLE_DEVICES=0 python3 "$repo/bench/kernels.py" --device gpu --nqueens 20 --target-states 8600000 \
-        --variants fused:dihedral fused-sd:dihedral fused:mirror fused-sd:mirror --wg 0 64 256 --build-log) > "$out/sweep.log" 2>&1
+        --variants skip:edges skip-all:edges skip:dihedral skip:mirror --wg 0 64 256 --build-log) > "$out/sweep.log" 2>&1
 fi
 if [ -n "${ENUMERATE:-}" ]; then
 { echo "== CUDA_VISIBLE_DEVICES=0 permenum enumerate nqueens 21 --device gpu"; time CUDA_VISIBLE_DEVICES=0 pe enumerate nqueens 21 --device gpu;

@@ -1,6 +1,6 @@
 """Kernel variants side by side: one launch over an in-memory pool each, counts checked, a table.
 
-    python bench/kernels.py --nqueens 14 15 --variants lds64:dihedral lds64:mirror lds:mirror --wg 64 128
+    python bench/kernels.py --nqueens 14 15 --variants skip:edges skip-soa:edges skip-all:edges dfs:mirror --wg 64 128
 
 No files, no cost estimates, no chunks: this isolates the kernel (bench/bench.py times the whole
 flow). A variant is KERNEL:SYMMETRY. ``--nodes-upto N`` adds a node-counting launch (a separate
@@ -22,7 +22,7 @@ from permenum.known import known
 from permenum.poolgen.generate import climb
 from permenum.problems import get_problem
 from permenum.solver.devices import select_devices
-from permenum.solver.nqueens import NQueensKernel
+from permenum.solver.nqueens import TOP_DOWN, VARIANTS, NQueensKernel
 from permenum.solver.opencl import DeviceContext, device_context
 
 
@@ -43,7 +43,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default=None)
     ap.add_argument("--nqueens", type=int, nargs="+", default=[14])
-    ap.add_argument("--variants", nargs="+", default=["lds64:dihedral", "lds64:mirror", "lds:mirror"])
+    ap.add_argument("--variants", nargs="+", default=["skip:edges", "skip-soa:edges", "skip-all:edges"],
+                    help=f"KERNEL:SYMMETRY pairs; kernels: {', '.join(VARIANTS)} "
+                    f"({', '.join(k for k, v in VARIANTS.items() if v.private)}: {' or '.join(TOP_DOWN)} only)")
     ap.add_argument("--wg", type=int, nargs="+", default=[0], help="work-group sizes (0: the solver's default)")
     ap.add_argument("--target-states", type=int, default=1 << 16)
     ap.add_argument("--nodes-upto", type=int, default=0)

@@ -4,6 +4,8 @@
 
 Reports, per (device, kernel), how many states' counts differ from the first pair's, with
 the first few differing states; exits 1 on any difference. Used to chase device-specific bugs.
+Without --kernels: every kernel of the problem that serves the symmetry mode (N-Queens dfs and dsl
+only the top-down modes: ``--symmetry mirror`` to include them).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 from permenum.poolgen.generate import climb
 from permenum.problems import get_problem
 from permenum.solver.devices import select_devices
+from permenum.solver.nqueens import TOP_DOWN, VARIANTS as NQ_VARIANTS
 from permenum.solver.opencl import device_context
 from permenum.solver.registry import KERNELS, make_solver
 
@@ -28,17 +31,21 @@ def main() -> int:
     ap.add_argument("--sample", type=int, default=0, help="check only the first S states (0: all)")
     ap.add_argument("--devices", nargs="+", default=["default"])
     ap.add_argument("--kernels", nargs="+", default=None)
+    ap.add_argument("--symmetry", default=None, help="the problem's symmetry mode (default: its default)")
     args = ap.parse_args()
     problem = get_problem(args.problem)
-    ladder = climb(problem, args.n, args.target_states, 4.0, problem.default_symmetry)
+    symmetry = args.symmetry or problem.default_symmetry
+    kernels = args.kernels or [k for k in KERNELS[args.problem]
+                               if args.problem != "nqueens" or not NQ_VARIANTS[k].private or symmetry in TOP_DOWN]
+    ladder = climb(problem, args.n, args.target_states, 4.0, symmetry)
     batch = ladder.states if not args.sample else ladder.states.take(slice(0, args.sample))
-    print(f"{args.problem} n={args.n}: {len(batch)} states at depth {ladder.depth}")
+    print(f"{args.problem} n={args.n} ({symmetry}): {len(batch)} states at depth {ladder.depth}")
     reference: np.ndarray | None = None
     bad = 0
     for spec in args.devices:
         dev = device_context(select_devices(spec)[0])
-        for kernel in args.kernels or KERNELS[args.problem]:
-            out = make_solver(args.problem, dev, args.n, ladder.depth, kernel, problem.default_symmetry)(batch)
+        for kernel in kernels:
+            out = make_solver(args.problem, dev, args.n, ladder.depth, kernel, symmetry)(batch)
             if reference is None:
                 reference = out.counts
             diff = np.nonzero(out.counts != reference)[0]

@@ -58,7 +58,8 @@ def test_estimates_are_stored_and_partitions_balanced_by_them(tmp_path: Path, pr
 
 # dihedral: the walks take the open rows only, skip enters the side queens' rows too (forced, one node
 # each): 266 k estimated vs 334 k nodes at N=12 (the retired lds64, which skipped those rows: 270 k)
-@pytest.mark.parametrize("kernel, symmetry, ratio", [("dfs", "mirror", 1.0), ("skip", "dihedral", 0.8), ("skip", "edges", 1.0)])
+@pytest.mark.parametrize("kernel, symmetry, ratio",
+                         [("dfs", "mirror", 1.0), ("skip", "dihedral", 0.8), ("skip", "edges", 1.0)])
 def test_estimate_tracks_the_node_counting_build(kernel: str, symmetry: str, ratio: float) -> None:
     """Knuth's estimate is unbiased for the plain DFS's node count and ranks states like it."""
     problem = get_problem("nqueens")

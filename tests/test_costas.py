@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from permenum.errors import UserError
@@ -14,7 +15,7 @@ from permenum.poolgen.generate import climb
 from permenum.poolgen.write import PoolSettings, write_pool
 from permenum.problems import get_problem
 from permenum.problems.costas_symmetry import is_costas
-from permenum.solver.costas import CostasKernel
+from permenum.solver.costas import VARIANTS, CostasKernel
 from permenum.solver.devices import select_devices
 from permenum.solver.opencl import device_context
 from tests.conftest import published
@@ -75,6 +76,27 @@ def test_every_welch_array_is_found(tmp_path: Path, cli, p: int) -> None:  # typ
     welch = _welch(p)
     assert welch and all(is_costas(w) for w in welch)
     assert set(welch) <= found
+
+
+@pytest.mark.parametrize("symmetry", ["canonical", "none"])
+def test_both_kernels_agree_state_by_state(symmetry: str) -> None:
+    """dfs (private arrays, the CPU default) and lds (__local arrays, the GPU default; the flow tests run
+    the default only): per state the same counts, nodes and arrays, and the published totals (n = 1: the
+    prefix is complete; a few sizes only, each is a build of each kernel)."""
+    dev = device_context(select_devices(None)[0])
+    problem = get_problem("costas")
+    assert VARIANTS == ("dfs", "lds")
+    for n in (1, 6, 11):
+        ladder = climb(problem, n, 64, 4.0, symmetry)
+        out = {kernel: CostasKernel(dev, n, symmetry, count_nodes=True, variant=kernel)(ladder.states)
+               for kernel in VARIANTS}
+        assert np.array_equal(out["dfs"].counts, out["lds"].counts), n
+        assert np.array_equal(out["dfs"].nodes, out["lds"].nodes), n
+        assert sorted(map(tuple, out["dfs"].solutions.tolist())) == sorted(map(tuple, out["lds"].solutions.tolist())), n
+        for kernel, o in out.items():
+            tally = problem.tally(ladder.states, o.counts, o.solutions, symmetry)
+            assert tally.weighted == published("costas_total", n), (kernel, n)
+            assert tally.classes == published("costas_classes", n), (kernel, n)
 
 
 def test_kernel_loses_no_array_when_the_output_overflows() -> None:

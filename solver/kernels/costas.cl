@@ -6,8 +6,9 @@
 // Build options: -DNMAX=<n>, -DCANONICAL=1 to search only arrays whose p[0] is the smallest of
 // their 8 edge offsets (the host weights them), -DCOUNT_NODES for the node-counting build,
 // -DLOCAL_STACKS=1 -DWG=<work-group size> to keep the per-column arrays in __local memory laid
-// out [column][lane] (GPUs: dynamically indexed private arrays spill to slow local memory),
-// -DFUSED=0 for the separate record and filter loops of a push (bench/NOTES.md).
+// out [column][lane] (GPUs: dynamically indexed private arrays spill to slow local memory).
+// Variants: `dfs` (private arrays, the CPU default) and `lds` (LOCAL_STACKS, the GPU default); the
+// retired `lds-unfused` is in bench/NOTES.md.
 // Every array found is written to `found` (n bytes each) while capacity lasts; `nfound` counts
 // all of them, so the host can see an overflow and re-run with room for every array.
 
@@ -20,9 +21,6 @@
 
 #ifndef LOCAL_STACKS
 #define LOCAL_STACKS 0
-#endif
-#ifndef FUSED
-#define FUSED 1
 #endif
 #if LOCAL_STACKS
 #define P(k) s_p[(k) * WG + lane]
@@ -122,7 +120,6 @@ void costas_dfs(const uint n, const uint depth, const uint nstates,
                 }
                 P(k) = v;
                 rows |= bit;
-#if FUSED
                 // record column k's differences and filter column k+1's rows in one pass over d:
                 // each USED(d) and P(k-d) is read once (USED(k+1) is still empty: no term)
                 {
@@ -139,11 +136,6 @@ void costas_dfs(const uint n, const uint depth, const uint nstates,
                     CANONICAL_MASK(k, c_)
                     CAND(k) = c_;
                 }
-#else
-                for (int d = 1; d <= k; ++d) USED(d) |= 1ul << (v - P(k - d) + sh);
-                ++k;
-                CANDIDATES(k);
-#endif
             }
         }
         counts[i] = cnt;
