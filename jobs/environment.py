@@ -56,6 +56,11 @@ class TaskEnvironment:
         return "run it again to resume"
 
 
+def hold_stop_signals(signals: tuple[int, ...] = STOP_SIGNALS) -> None:
+    """Block the stop signals (they stay pending) until ``StopRequest.install(release=True)``."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+
+
 class StopRequest:
     """Signals turned into a request to stop after the current chunk (the task checks ``event``)."""
 
@@ -63,7 +68,8 @@ class StopRequest:
         self.event = threading.Event()
         self._announce = announce
 
-    def install(self, signals: tuple[int, ...] = STOP_SIGNALS) -> None:
+    def install(self, signals: tuple[int, ...] = STOP_SIGNALS, release: bool = False) -> None:
+        """Handle the signals from now on; ``release``: also unblock them (a held one is delivered now)."""
         def handler(signum: int, _frame: object) -> None:
             if self._announce:
                 self._announce(f"permenum: got {signal.Signals(signum).name}; stopping after the current chunk")
@@ -71,6 +77,8 @@ class StopRequest:
 
         for sig in signals:
             signal.signal(sig, handler)
+        if release:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)
 
     def around_device_start(self, open_device: Callable[[], None], signals: tuple[int, ...] = STOP_SIGNALS) -> None:
         """Open the device with the signals held back, then install the handlers again: PoCL installs its

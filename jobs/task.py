@@ -218,6 +218,10 @@ class _Attempt:
         found = out.solutions.tolist() if out.solutions is not None else None
         return Partial(tally.weighted, tally.raw, tally.classes, nodes, out.kernel_seconds, found, 1)
 
+    def _variant(self, k: int) -> str:
+        solver = self.solvers[k]
+        return solver.variant if solver is not None else ""
+
     def _opened(self) -> _Loaded:
         assert self.loaded is not None, "the partition is loaded before the scheduler opens"
         return self.loaded
@@ -248,7 +252,7 @@ class _Attempt:
             write_solutions(self.layout, self.partition, np.array(sums.solutions, np.uint8).reshape(len(sums.solutions), m.n))
         now = time.perf_counter()
         devices = tuple(DeviceUse(r.label, d.states, self.setup_seconds[k], self.busy_seconds[k],
-                                  getattr(self.solvers[k], "variant", ""))
+                                  self._variant(k))
                         for k, (r, d) in enumerate(zip(self.refs, self.scheduler.devices)))
         record = ResultRecord(
             m.run_id, m.problem, m.n, self.partition, loaded.attempt, self.entry.sha256, loaded.states.total,

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import click
 from rich.console import Console
 
+from permenum.cli_options import task_options
 from permenum.errors import UserError
-from permenum.jobs.chunking import DEFAULT_CHUNK_SECONDS
 from permenum.layout import RunLayout
 from permenum.records import exact
 
@@ -67,17 +67,6 @@ def pool(problem: str, n: int, run: str, partitions: int, target_states: int, se
     verb = "wrote" if created else "kept the identical existing"
     out.print(f"{verb} pool {manifest.run_id}: {manifest.problem} n={manifest.n}, {manifest.total_states} states at "
               f"depth {g.locked_depth} ({g.stop_reason}), {manifest.num_partitions} partitions in {run}")
-
-
-def task_options(f):  # type: ignore[no-untyped-def]
-    """The options of `permenum task`, shared by every command that runs tasks (`run`, `enumerate`, `submit`)."""
-    f = click.option("--chunk-seconds", type=float, default=DEFAULT_CHUNK_SECONDS, show_default=True,
-                     help="Bound on one kernel launch; a checkpoint is written after each.")(f)
-    f = click.option("--count-nodes", is_flag=True, help="Use the node-counting build (slower).")(f)
-    f = click.option("--kernel", "-k", default=None,
-                     help="Kernel variant (default for nqueens: skip on a GPU, skip-soa on a CPU; README \"Kernels\").")(f)
-    f = click.option("--device", "-d", default=None, help="gpu | cpu | accelerator | all | PLATFORM:DEVICE[/K]")(f)
-    return f
 
 
 def _task_options(device: str | None, kernel: str | None, count_nodes: bool, chunk_seconds: float,
@@ -287,7 +276,7 @@ def main() -> None:
 
     stop = StopRequest(lambda line: err.print(line))
     if len(sys.argv) > 1 and sys.argv[1] == "task":
-        stop.install()  # before click parses: a signal while the task starts asks it to stop, not kill it
+        stop.install(release=True)  # before click parses: a signal while the task starts asks it to stop
     try:
         cli.main(standalone_mode=False, obj=stop)
     except UserError as exc:
@@ -304,4 +293,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main()  # `python -m permenum.cli`; the installed command enters through permenum.launch

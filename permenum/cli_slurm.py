@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import click
-
-from permenum.slurm.script import DEFAULT_SIGNAL_SECONDS
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from permenum.cli_options import task_options
 from permenum.errors import UserError
 from permenum.layout import RunLayout
+from permenum.slurm.script import DEFAULT_SIGNAL_SECONDS
 
 if TYPE_CHECKING:
     from permenum.slurm.backend import Backend
@@ -72,23 +72,28 @@ def _backend() -> tuple[Backend, str]:
 @click.option("--account", default=None, help="SLURM account to charge.")
 @click.option("--sbatch-arg", "sbatch_args", multiple=True,
               help="Extra sbatch option for the script, repeatable: --sbatch-arg=--mem=4G.")
-@click.option("--device", "-d", default=None, help="--device for every `permenum task` (default: first GPU, else CPU).")
 @click.option("--signal-seconds", type=int, default=DEFAULT_SIGNAL_SECONDS, show_default=True,
               help="--signal=B:USR1@S: seconds before the time limit at which tasks checkpoint and requeue.")
-@click.option("--chunk-seconds", type=float, default=None, help="--chunk-seconds for every task (default: the task's).")
+@task_options
 @click.option("--force", is_flag=True, help="Submit even while some partitions are still queued (those are skipped).")
 @click.option("--dry-run", is_flag=True, help="Print the script; write and submit nothing.")
 def submit(run: str, throttle: int | None, gpus_per_task: int | None, time_limit: str | None,
-           slurm_partition: str | None, account: str | None, sbatch_args: tuple[str, ...], device: str | None,
-           signal_seconds: int, chunk_seconds: float | None, force: bool, dry_run: bool) -> None:
-    """Render RUN/slurm/array.sbatch and submit one array job over every partition without a result."""
+           slurm_partition: str | None, account: str | None, sbatch_args: tuple[str, ...], signal_seconds: int,
+           device: str | None, kernel: str | None, count_nodes: bool, chunk_seconds: float, force: bool,
+           dry_run: bool) -> None:
+    """Render RUN/slurm/array.sbatch and submit one array job over every partition without a result.
+
+    The task options (--device, --kernel, --count-nodes, --chunk-seconds) are those of `permenum task`
+    and `run`, written into the script, so `resubmit` (which reuses it) keeps them.
+    """
+    from permenum.jobs.task import TaskOptions
     from permenum.records import load_manifest
     from permenum.slurm import submit as sub
     from permenum.slurm.script import SbatchOptions
 
     layout = _run_layout(run)
-    options = SbatchOptions(throttle, gpus_per_task, time_limit, slurm_partition, account, device, tuple(sbatch_args),
-                            signal_seconds, chunk_seconds)
+    options = SbatchOptions(throttle, gpus_per_task, time_limit, slurm_partition, account, tuple(sbatch_args),
+                            signal_seconds, TaskOptions(device, kernel, count_nodes, chunk_seconds))
     if dry_run:
         click.echo(sub.render_script(layout, load_manifest(layout), options), nl=False)
         err.print(f"dry run: nothing written or submitted (the script would be {layout.sbatch_script})")
@@ -123,18 +128,26 @@ def resubmit(run: str, include_missing: bool, force: bool, throttle: int | None,
 @click.argument("run", type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def status(run: str, as_json: bool) -> None:
-    """Which partitions are done, running, pending, failed or missing (result files + SLURM's view)."""
+    """Which partitions are done, running, pending, failed or missing (result files + SLURM's view).
+
+    A run never submitted (no RUN/slurm/array.sbatch, no RUN/submissions.jsonl) is a local run: only its
+    results, error records and checkpoints are read, and no scheduler is asked.
+    """
     from permenum.ranges import compact_ranges
-    from permenum.slurm.status import STATES, gather
+    from permenum.slurm.status import NOT_ASKED, STATES, gather, was_submitted
 
     layout = _run_layout(run)
-    with _slurm_errors():
-        backend, note = _backend()
-        report = gather(layout, backend, note)
+    if was_submitted(layout):
+        with _slurm_errors():
+            backend, note = _backend()
+            report = gather(layout, backend, note)
+    else:
+        report = gather(layout, None)
     if as_json:
         click.echo(json.dumps(report.as_json()))
         return
-    out.print(f"{report.run}: {report.num_partitions} partitions, jobs named {report.job_name}", markup=False)
+    who = f"jobs named {report.job_name}" if report.scheduler_asked else f"scheduler: {NOT_ASKED}"
+    out.print(f"{report.run}: {report.num_partitions} partitions, {who}", markup=False)
     table = Table(box=None, show_header=True, pad_edge=False, header_style="bold")
     table.add_column("state")
     table.add_column("count", justify="right")

@@ -16,10 +16,15 @@ import sys
 import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from permenum.errors import UserError
+from permenum.jobs.chunking import DEFAULT_CHUNK_SECONDS
 from permenum.layout import RunLayout
 from permenum.slurm.queue import array_spec
+
+if TYPE_CHECKING:  # jobs.task pulls in the OpenCL side (0.24 s): not worth it for every `permenum` start
+    from permenum.jobs.task import TaskOptions
 
 #: Seconds before the time limit at which SLURM sends USR1 to the task (time to checkpoint and requeue).
 DEFAULT_SIGNAL_SECONDS = 120
@@ -53,10 +58,10 @@ class SbatchOptions:
     time: str | None = None
     partition: str | None = None
     account: str | None = None
-    device: str | None = None
     extra: tuple[str, ...] = field(default_factory=tuple)
     signal_seconds: int = DEFAULT_SIGNAL_SECONDS
-    chunk_seconds: float | None = None
+    #: What every `permenum task` of the array is told (--device, --kernel, ...); None: the task's defaults.
+    task: TaskOptions | None = None
 
     def validate(self) -> None:
         """Refuse bad values before anything is written or submitted."""
@@ -66,15 +71,17 @@ class SbatchOptions:
             raise UserError(f"--gpus-per-task must be at least 1 (got {self.gpus_per_task})")
         if self.time is not None and not _TIME.match(self.time):
             raise UserError(f"--time {self.time!r} is not a SLURM time limit (e.g. 01:30:00, 2-00:00:00, 90)")
-        for value, what in ((self.partition, "--partition"), (self.account, "--account"), (self.device, "--device")):
+        lines = [(self.partition, "--partition"), (self.account, "--account")]
+        if self.task is not None:
+            self.task.validate()
+            lines += [(self.task.device, "--device"), (self.task.kernel, "--kernel")]
+        for value, what in lines:
             if value is not None and (not value.strip() or "\n" in value):
                 raise UserError(f"{what} must be a non-empty single line (got {value!r})")
         for arg in self.extra:
             check_sbatch_arg(arg)
         if self.signal_seconds < 1:
             raise UserError(f"--signal-seconds must be at least 1 (got {self.signal_seconds})")
-        if self.chunk_seconds is not None and self.chunk_seconds <= 0:
-            raise UserError(f"--chunk-seconds must be positive (got {self.chunk_seconds})")
 
 
 def check_sbatch_arg(arg: str) -> None:
@@ -116,6 +123,24 @@ def _quote_option(arg: str) -> str:
     return f"{name}={shlex.quote(value)}" if sep and name.startswith("--") else shlex.quote(arg)
 
 
+def task_args(options: TaskOptions | None) -> list[str]:
+    """`permenum task`'s options for the script, each value quoted; a default is left out so the
+    script reads short and the task's own default applies."""
+    if options is None:
+        return []
+    q = shlex.quote
+    args = ["--device", q(options.device)] if options.device else []
+    if options.kernel:
+        args += ["--kernel", q(options.kernel)]
+    if options.count_nodes:
+        args.append("--count-nodes")
+    if options.chunk_seconds != DEFAULT_CHUNK_SECONDS:
+        args += ["--chunk-seconds", q(repr(float(options.chunk_seconds)))]
+    if options.max_seconds is not None:
+        args += ["--max-seconds", q(repr(float(options.max_seconds)))]
+    return args
+
+
 def render(layout: RunLayout, job_name: str, num_partitions: int, options: SbatchOptions, bin_dir: Path,
            title: str) -> str:
     """The sbatch script text; no I/O, so it is compared with a saved copy in the tests."""
@@ -136,11 +161,8 @@ def render(layout: RunLayout, job_name: str, num_partitions: int, options: Sbatc
     if options.gpus_per_task:
         directives.append(f"--gres=gpu:{options.gpus_per_task}")
     directives.extend(_quote_option(a) for a in options.extra)
-    task = ["permenum", "task", q(str(layout.root)), "--partition", '"$SLURM_ARRAY_TASK_ID"']
-    if options.device:
-        task += ["--device", q(options.device)]
-    if options.chunk_seconds:
-        task += ["--chunk-seconds", f"{options.chunk_seconds:g}"]
+    task = ["permenum", "task", q(str(layout.root)), "--partition", '"$SLURM_ARRAY_TASK_ID"',
+            *task_args(options.task)]
     lines = [
         "#!/bin/bash",
         f"# {title}",

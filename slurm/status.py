@@ -7,6 +7,10 @@
   state, the task left ``logs/part-NNNNN.error.json``, or SLURM wrote its log ``logs/%A_%a.out`` (a
   task that started and is gone without a result has ended, whatever the reason).
 * missing: none of the above: never submitted, or so long ago that nothing remembers it.
+
+A run that `permenum submit` never touched (no ``slurm/array.sbatch``, no ``submissions.jsonl``) is a
+local run (`permenum run`, `permenum task`): no scheduler knows it, and one may not exist here, so none
+is asked and the report says so; its partitions are done, failed (an error record) or missing.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from permenum.slurm.queue import TaskState
 from permenum.slurm.script import job_name
 
 STATES = ("done", "running", "pending", "failed", "missing")
+#: The report's scheduler source for a local run.
+NOT_ASKED = "none asked (a local run: never submitted)"
 _LOG_TAIL_BYTES = 4096
 
 
@@ -46,6 +52,7 @@ class StatusReport:
     backend: str = ""
     notes: list[str] = field(default_factory=list)
     progress: RunProgress | None = None
+    scheduler_asked: bool = True
 
     @property
     def complete(self) -> bool:
@@ -66,6 +73,7 @@ class StatusReport:
             "queued_jobs": self.queued_jobs,
             "sources": self.sources,
             "backend": self.backend,
+            "scheduler_asked": self.scheduler_asked,
             "notes": self.notes,
             "progress": None if self.progress is None else {
                 "states_done": self.progress.states_done, "states_total": self.progress.states_total,
@@ -156,33 +164,63 @@ def _scheduler_evidence(records: list[TaskState]) -> list[str]:
     return lines
 
 
-def gather(layout: RunLayout, backend: Backend, backend_note: str = "") -> StatusReport:
-    """Ask every available source, then read the result files, then classify."""
-    manifest = load_manifest(layout)
-    name = job_name(manifest.run_id, manifest.problem, manifest.n)
-    queue = backend.queue(name)  # the queue first: a task that ends meanwhile has its result by the end
+def was_submitted(layout: RunLayout) -> bool:
+    """Whether `permenum submit` (or sbatch of its script) may have put the run in a queue."""
+    return layout.sbatch_script.exists() or layout.submissions.exists()
+
+
+@dataclass(frozen=True)
+class SchedulerView:
+    """What the scheduler said about a run's jobs: queued tasks, ended ones, and the sources read."""
+
+    queue: list[TaskState]
+    ended: list[TaskState]
+    sources: dict[str, str]
+    backend: str
+    asked: bool = True
+
+
+NO_SCHEDULER = SchedulerView([], [], {"scheduler": NOT_ASKED}, "none", asked=False)
+
+
+def ask_scheduler(backend: Backend, name: str, manifest: Manifest, backend_note: str = "") -> SchedulerView:
+    """Every source the backend has: the queue, the controller's memory, sacct, the jobcomp log."""
+    queue = backend.queue(name)
     remembered = backend.jobs(name)
     accounting = backend.accounting(name, _since(manifest))
     jobcomp = backend.jobcomp(name)
-    done = {i for i in range(manifest.num_partitions) if layout.result_file(i).exists()}
-    not_done = [i for i in range(manifest.num_partitions) if i not in done]
-    errors = _error_records(layout, not_done)
-    logs = _latest_logs(layout, set(not_done))
-    ev = Evidence(manifest.num_partitions, done, queue, remembered + accounting.records + jobcomp.records, errors,
-                  {i: (p, _last_line(p)) for i, p in logs.items()})
-    states, evidence, queued_jobs, notes = classify(ev)
     sources = {
-        "results": f"{len(done)} result files",
         backend.queue_source: f"{len(queue)} queued tasks",
         backend.jobs_source: f"{len(remembered)} task records (kept for MinJobAge="
                              f"{backend.config().get('MinJobAge', '?')})",
         "sacct": accounting.note,
         "jobcomp": jobcomp.note,
+    }
+    return SchedulerView(queue, remembered + accounting.records + jobcomp.records, sources,
+                         backend_note or backend.name)
+
+
+def gather(layout: RunLayout, backend: Backend | None, backend_note: str = "") -> StatusReport:
+    """Ask the scheduler (none when ``backend`` is None), then read the result files, then classify."""
+    manifest = load_manifest(layout)
+    name = job_name(manifest.run_id, manifest.problem, manifest.n)
+    # the scheduler first: a task that ends meanwhile has its result by the time the results are read
+    view = NO_SCHEDULER if backend is None else ask_scheduler(backend, name, manifest, backend_note)
+    done = {i for i in range(manifest.num_partitions) if layout.result_file(i).exists()}
+    not_done = [i for i in range(manifest.num_partitions) if i not in done]
+    errors = _error_records(layout, not_done)
+    logs = _latest_logs(layout, set(not_done))
+    ev = Evidence(manifest.num_partitions, done, view.queue, view.ended, errors,
+                  {i: (p, _last_line(p)) for i, p in logs.items()})
+    states, evidence, queued_jobs, notes = classify(ev)
+    sources = {
+        "results": f"{len(done)} result files",
+        **view.sources,
         "task logs": f"{len(errors)} error records, {len(logs)} SLURM logs of unfinished partitions",
     }
     return StatusReport(layout.root, name, manifest.num_partitions, states, evidence,
-                        {i: logs[i] for i in states["failed"] if i in logs}, queued_jobs, sources,
-                        backend_note or backend.name, notes, run_progress(layout, manifest))
+                        {i: logs[i] for i in states["failed"] if i in logs}, queued_jobs, sources, view.backend,
+                        notes, run_progress(layout, manifest), view.asked)
 
 
 def _since(manifest: Manifest) -> str:

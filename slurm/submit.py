@@ -16,7 +16,7 @@ import datetime as dt
 import json
 import os
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from permenum.atomic import write_bytes_atomic
 from permenum.errors import UserError
@@ -27,6 +27,9 @@ from permenum.slurm.backend import Backend, Submitted
 from permenum.slurm.queue import array_spec
 from permenum.slurm.script import SbatchOptions, entry_point_dir, job_name, render
 from permenum.slurm.status import StatusReport, gather
+
+if TYPE_CHECKING:
+    from permenum.jobs.task import TaskOptions
 
 
 @dataclass(frozen=True)
@@ -41,10 +44,22 @@ class Outcome:
 
 def render_script(layout: RunLayout, manifest: Manifest, options: SbatchOptions) -> str:
     options.validate()
+    check_kernel(manifest.problem, options.task)
     title = (f"permenum array job: {manifest.problem} n={manifest.n}, {manifest.num_partitions} partitions, "
              f"run {manifest.run_id}")
     return render(layout, job_name(manifest.run_id, manifest.problem, manifest.n), manifest.num_partitions, options,
                   entry_point_dir(), title)
+
+
+def check_kernel(problem: str, task: TaskOptions | None) -> None:
+    """An unknown kernel would fail every array task of the job: refuse it before anything is submitted."""
+    if task is None or task.kernel is None:
+        return
+    from permenum.solver.registry import KERNELS
+
+    known = KERNELS.get(problem, ())
+    if task.kernel not in known:
+        raise UserError(f"--kernel {task.kernel!r}: {problem} has no such kernel (choose from {', '.join(known)})")
 
 
 def submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: bool = False,

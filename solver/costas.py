@@ -25,12 +25,22 @@ def default_variant(dev: DeviceContext) -> str:
 
 
 class CostasKernel:
+    """The Costas kernel built for one order and symmetry mode; called on a batch of prefixes (any depth)."""
+
+    variants: tuple[str, ...] = VARIANTS
+
+    @classmethod
+    def build(cls, dev: DeviceContext, n: int, depth: int, symmetry: str, variant: str | None,
+              count_nodes: bool) -> "CostasKernel":
+        return cls(dev, n, symmetry, count_nodes, variant=variant)
+
     def __init__(self, dev: DeviceContext, n: int, symmetry: str, count_nodes: bool = False, capacity: int = 4096,
                  variant: str | None = None):
         variant = variant or default_variant(dev)
         if variant not in VARIANTS:
             raise UserError(f"unknown costas kernel {variant!r} (choose from {', '.join(VARIANTS)})")
         self.dev, self.n, self.count_nodes, self.capacity = dev, n, count_nodes, max(capacity, 1)
+        self.variant = variant
         local_stacks = _LOCAL_STACKS[variant]
         self.local = 64 if dev.ref.is_gpu or local_stacks else None
         options = [f"-DNMAX={max(n, 1)}", f"-DCANONICAL={int(symmetry == 'canonical')}",

@@ -15,7 +15,7 @@ import pyopencl as cl
 
 from permenum.errors import UserError
 from permenum.problems import StateBatch
-from permenum.problems.nqueens import NQueens, edge_weight_masks
+from permenum.problems.nqueens import edge_weight_masks, levels_left
 from permenum.solver.opencl import BatchCounts, DeviceContext, download, event_seconds, timed_launch, upload, zeros
 
 
@@ -66,6 +66,13 @@ def _fitting_work_group(dev: DeviceContext, wg: int, bytes_per_item: int) -> int
 class NQueensKernel:
     """One N-Queens kernel built for a board size, depth and symmetry mode; called on a batch of states."""
 
+    variants: tuple[str, ...] = tuple(VARIANTS)
+
+    @classmethod
+    def build(cls, dev: DeviceContext, n: int, depth: int, symmetry: str, variant: str | None,
+              count_nodes: bool) -> "NQueensKernel":
+        return cls(dev, n, depth, symmetry, variant, count_nodes)
+
     def __init__(self, dev: DeviceContext, n: int, depth: int, symmetry: str, variant: str | None = None,
                  count_nodes: bool = False, wg: int | None = None, build_options: tuple[str, ...] = ()) -> None:
         variant = variant or default_variant(dev)
@@ -74,12 +81,13 @@ class NQueensKernel:
         if symmetry not in LAYOUTS:
             raise UserError(f"unknown nqueens symmetry {symmetry!r} (choose from {', '.join(LAYOUTS)})")
         spec = VARIANTS[variant]
+        self.variant = variant
         if spec.private and symmetry not in TOP_DOWN:
             raise UserError(f"nqueens kernel {variant!r} has no symmetry {symmetry!r}: it needs symmetry "
                             f"{' or '.join(TOP_DOWN)} (use skip for {symmetry})")
         self.dev, self.n, self.depth, self.count_nodes, self.spec = dev, n, depth, count_nodes, spec
         self.symmetry = symmetry
-        stack = max(NQueens().levels_left(n, depth, symmetry), 1)
+        stack = max(levels_left(n, depth, symmetry), 1)
         wg = wg or _fitting_work_group(dev, GPU_WORK_GROUP if dev.ref.is_gpu else 64, stack * spec.words(symmetry) * 4)
         self.local = wg if dev.ref.is_gpu or not spec.private else None
         options = [f"-DSTACK={stack}", f"-DWG={self.local or wg}", f"-DBORDER={int(symmetry == 'dihedral')}",

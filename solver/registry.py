@@ -1,29 +1,44 @@
-"""Which kernel wrapper runs which problem: the one place the task asks for a solver."""
+"""Which kernel wrapper runs which problem: the one place the task asks for a solver.
+
+A problem's solver is a class with ``variants`` (the kernel builds a user may choose with --kernel),
+a ``build`` classmethod, and instances that count a StateBatch and name the ``variant`` they run.
+Adding a problem adds one line to SOLVERS.
+"""
 
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from typing import Protocol
 
 from permenum.errors import UserError
 from permenum.problems import StateBatch
-from permenum.solver.costas import VARIANTS as COSTAS_VARIANTS, CostasKernel
-from permenum.solver.nqueens import VARIANTS as NQ_VARIANTS, NQueensKernel
+from permenum.solver.costas import CostasKernel
+from permenum.solver.nqueens import NQueensKernel
 from permenum.solver.opencl import BatchCounts, DeviceContext
 
 
 class Solver(Protocol):
+    variant: str  # the kernel build it runs (recorded in every result)
+
     def __call__(self, batch: StateBatch) -> BatchCounts: ...
 
 
-KERNELS: dict[str, tuple[str, ...]] = {"nqueens": tuple(NQ_VARIANTS), "costas": COSTAS_VARIANTS}
+class SolverClass(Protocol):
+    variants: tuple[str, ...]
+
+    def build(self, dev: DeviceContext, n: int, depth: int, symmetry: str, variant: str | None,
+              count_nodes: bool) -> Solver: ...
+
+
+SOLVERS: dict[str, SolverClass] = {
+    "nqueens": NQueensKernel,
+    "costas": CostasKernel,
+}
+KERNELS: dict[str, tuple[str, ...]] = {name: cls.variants for name, cls in SOLVERS.items()}
 
 
 def make_solver(problem: str, dev: DeviceContext, n: int, depth: int, variant: str | None, symmetry: str,
                 count_nodes: bool = False) -> Solver:
-    factories: dict[str, Callable[[], Solver]] = {
-        "nqueens": lambda: NQueensKernel(dev, n, depth, symmetry, variant, count_nodes),
-        "costas": lambda: CostasKernel(dev, n, symmetry, count_nodes, variant=variant),
-    }
-    if problem not in factories:
+    """The problem's kernel built for this device, size, pool depth and symmetry (``variant`` None: the device's default)."""
+    if problem not in SOLVERS:
         raise UserError(f"no kernel for problem {problem!r}")
-    return factories[problem]()
+    return SOLVERS[problem].build(dev, n, depth, symmetry, variant, count_nodes)

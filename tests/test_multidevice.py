@@ -29,6 +29,9 @@ def test_chunk_ledger_folds_out_of_order_chunks_and_skips_them_on_resume() -> No
     assert ledger.complete and ledger.prefix.weighted == Fraction(15, 2) and ledger.prefix.raw == 8
 
 
+CPU_DEFAULT = {"nqueens": "skip-soa", "costas": "dfs"}  # the variant each result must name
+
+
 @pytest.mark.parametrize("problem, n, series", [("nqueens", 14, "nqueens_total"), ("costas", 12, "costas_total")])
 def test_two_sub_devices_count_exactly(tmp_path: Path, problem: str, n: int, series: str) -> None:
     layout = RunLayout(tmp_path / "run")
@@ -36,6 +39,7 @@ def test_two_sub_devices_count_exactly(tmp_path: Path, problem: str, n: int, ser
     for i in range(2):
         record = run_task(layout, i, TaskOptions(device="cpu/2", chunk_seconds=0.05)).record
         assert len(record.devices) == 2 and len({d.label for d in record.devices}) == 2
+        assert record.kernel == CPU_DEFAULT[problem] and {d.kernel for d in record.devices} == {CPU_DEFAULT[problem]}
         assert sum(d.states for d in record.devices) == record.states
         assert all(d.states > 0 for d in record.devices), record.devices
         # each device built its kernel and ran chunks in its own thread

@@ -10,6 +10,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from permenum.layout import RunLayout
+from permenum.records import read_result
 from permenum.slurm import cluster
 from tests.conftest import published
 from tests.slurm_helpers import partition_states, slurm, status, submissions, wait_idle
@@ -26,13 +28,18 @@ def _pool(cli, run: Path) -> None:  # type: ignore[no-untyped-def]
 def test_full_flow_through_slurm(slurm_cluster: cluster.ClusterInfo, tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "n12 'full' run"
     _pool(cli, run)
-    proc = cli("submit", run, "--throttle", 2, env=slurm_cluster.env, check=True)
+    # The task's options, as `permenum run` takes them (skip-all: not the CPU's default kernel).
+    proc = cli("submit", run, "--throttle", 2, "--kernel", "skip-all", "--count-nodes", env=slurm_cluster.env,
+               check=True)
     assert "submitted job" in proc.stdout and "--array=0-7%2" in proc.stdout
     [record] = submissions(run)
     assert record["kind"] == "submit" and record["array"] == "0-7%2" and record["job_id"] > 0
     assert record["command"][:2] == ["sbatch", "--parsable"] and record["command"][-1] == str(run / "slurm" / "array.sbatch")
+    assert record["options"]["task"]["kernel"] == "skip-all" and record["options"]["task"]["count_nodes"] is True
     script = (run / "slurm" / "array.sbatch").read_text()
-    assert "#SBATCH --requeue" in script and script.rstrip().splitlines()[-1].startswith("exec permenum task ")
+    exec_line = script.rstrip().splitlines()[-1]
+    assert "#SBATCH --requeue" in script and exec_line.startswith("exec permenum task ")
+    assert exec_line.endswith(" --kernel skip-all --count-nodes"), exec_line
 
     report = wait_idle(cli, slurm_cluster, run)
     assert partition_states(report)["done"] == list(range(PARTITIONS)), report
@@ -40,6 +47,9 @@ def test_full_flow_through_slurm(slurm_cluster: cluster.ClusterInfo, tmp_path: P
     assert {"squeue", "scontrol", "jobcomp", "results", "task logs"} <= report["sources"].keys()
     assert sorted(p.name for p in (run / "logs").glob("*.out")) == sorted(
         f"{record['job_id']}_{i}.out" for i in range(PARTITIONS))
+    results = [read_result(RunLayout(run).result_file(i)) for i in range(PARTITIONS)]
+    assert all(r.nodes is not None and r.nodes > 0 for r in results)  # --count-nodes reached every task
+    assert {r.kernel for r in results} == {"skip-all"}  # and --kernel: the variant that ran
 
     proc = cli("collect", run, env=slurm_cluster.env, check=True)
     assert f"total {published('nqueens_total', 12)} " in proc.stdout and "matches the published count" in proc.stdout

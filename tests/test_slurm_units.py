@@ -7,11 +7,13 @@ import json
 import os
 import stat
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from permenum.errors import UserError
+from permenum.jobs.task import TaskOptions
 from permenum.ranges import compact_ranges
 from permenum.layout import RunLayout
 from permenum.slurm import queue
@@ -24,7 +26,9 @@ from permenum.slurm.submit import check_array_size
 DATA = Path(__file__).parent / "data"
 HOSTILE_RUN = Path("/shared/runs/it's a \"quoted\" run")
 OPTIONS = SbatchOptions(throttle=4, gpus_per_task=1, time="02:00:00", partition="gpu", account="proj x",
-                        device="NVIDIA CUDA:0", extra=("--mem=4G", "--comment=N-Queens 20"))
+                        extra=("--mem=4G", "--comment=N-Queens 20"), task=TaskOptions(device="NVIDIA CUDA:0"))
+#: Every task option that `submit` passes on (the saved copy above predates --kernel and --count-nodes).
+TASK = TaskOptions(device="NVIDIA CUDA:0", kernel="skip-all", count_nodes=True, chunk_seconds=2.5)
 TITLE = "permenum array job: nqueens n=20, 1000 partitions, run 0123456789abcdef0123456789abcdef"
 
 
@@ -48,13 +52,14 @@ def test_script_hands_hostile_paths_to_the_task_intact(tmp_path: Path) -> None:
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     run = tmp_path / "it's a \"run\" $HOME `x`"
     script = tmp_path / "array.sbatch"
-    script.write_text(_render(run, bin_dir))
+    script.write_text(_render(run, bin_dir, replace(OPTIONS, task=TASK)))
     env = {**os.environ, "SLURM_ARRAY_TASK_ID": "7", "SLURM_ARRAY_JOB_ID": "12", "PATH": "/usr/bin:/bin"}
     proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=30,
                           check=False)
     assert proc.returncode == 0, proc.stderr
     assert "permenum: partition 7, job 12_7" in proc.stdout
-    assert json.loads(argv_file.read_text()) == ["task", str(run), "--partition", "7", "--device", "NVIDIA CUDA:0"]
+    assert json.loads(argv_file.read_text()) == ["task", str(run), "--partition", "7", "--device", "NVIDIA CUDA:0",
+                                                 "--kernel", "skip-all", "--count-nodes", "--chunk-seconds", "2.5"]
     # Without an array task id the script refuses instead of running partition "".
     env.pop("SLURM_ARRAY_TASK_ID")
     proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=30,
@@ -62,11 +67,20 @@ def test_script_hands_hostile_paths_to_the_task_intact(tmp_path: Path) -> None:
     assert proc.returncode != 0 and "array job" in proc.stderr
 
 
-def test_script_minimal_has_no_optional_lines() -> None:
-    text = _render(Path("/r"), Path("/b"), SbatchOptions())
+@pytest.mark.parametrize("task", [None, TaskOptions()])
+def test_script_minimal_has_no_optional_lines(task: TaskOptions | None) -> None:
+    text = _render(Path("/r"), Path("/b"), SbatchOptions(task=task))
     assert "#SBATCH --array=0-999\n" in text
-    for absent in ("--gres", "--time", "--partition=", "--account", "--device"):
+    for absent in ("--gres", "--time", "--partition=", "--account", "--device", "--kernel", "--count-nodes",
+                   "--chunk-seconds", "--max-seconds"):
         assert absent not in text
+
+
+def test_script_passes_every_task_option_quoted() -> None:
+    task = TaskOptions(device="gpu; rm -rf ~", kernel="skip all", count_nodes=True, chunk_seconds=1e-3, max_seconds=60)
+    last = _render(Path("/r"), Path("/b"), SbatchOptions(task=task)).rstrip().splitlines()[-1]
+    assert last == ("""exec permenum task /r --partition "$SLURM_ARRAY_TASK_ID" --device 'gpu; rm -rf ~' """
+                    "--kernel 'skip all' --count-nodes --chunk-seconds 0.001 --max-seconds 60.0")
 
 
 @pytest.mark.parametrize("arg", ["--array=1-3", "-a1", "--job-name=x", "-J", "--output=/tmp/x", "-e", "--wrap=ls",
@@ -82,7 +96,10 @@ def test_other_sbatch_args_pass(arg: str) -> None:
 
 
 @pytest.mark.parametrize("options", [SbatchOptions(throttle=0), SbatchOptions(gpus_per_task=0),
-                                     SbatchOptions(time="2 hours"), SbatchOptions(partition=" ")])
+                                     SbatchOptions(time="2 hours"), SbatchOptions(partition=" "),
+                                     SbatchOptions(task=TaskOptions(chunk_seconds=0)),
+                                     SbatchOptions(task=TaskOptions(device=" ")),
+                                     SbatchOptions(task=TaskOptions(kernel="skip\n#SBATCH --array=0"))])
 def test_bad_options_are_refused(options: SbatchOptions) -> None:
     with pytest.raises(UserError):
         options.validate()
@@ -208,4 +225,10 @@ def test_dry_run_prints_the_script_and_writes_nothing(tmp_path: Path, cli) -> No
     assert not (run / "slurm").exists() and not (run / "submissions.jsonl").exists()
     bad = cli("submit", run, "--dry-run", "--sbatch-arg=--array=0-1")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--array is set by permenum" in bad.stderr
+    # The options of `permenum task` and `run` reach every task, through the same decorator.
+    proc = cli("submit", run, "--dry-run", "--kernel", "skip-all", "--count-nodes", "--chunk-seconds", 5, "-d", "cpu",
+               check=True)
+    assert proc.stdout.rstrip().endswith(" --device cpu --kernel skip-all --count-nodes --chunk-seconds 5.0")
+    bad = cli("submit", run, "--dry-run", "--kernel", "no-such")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "nqueens has no such kernel" in bad.stderr
     assert cli("status", tmp_path / "nope").returncode == 2

@@ -193,6 +193,12 @@ def edge_available(n: int, prefix: np.ndarray, masks: dict[str, np.ndarray], fre
     return np.where(rows != 0, out & full, np.uint32(0)).astype(np.uint32)
 
 
+def levels_left(n: int, depth: int, symmetry: str) -> int:
+    """At most how many rows a state with ``depth`` prefix entries has left (the kernels' stack depth):
+    the dihedral prefix holds 4 border entries for at least 2 rows (top, bottom); the other modes are top-down."""
+    return max(n - depth + (BORDER - 2 if symmetry == "dihedral" else 0), 0)
+
+
 @dataclass(frozen=True)
 class QueenWalk:
     """Random walks down from states (poolgen.cost): the masks, and in the edges mode the first two
@@ -231,8 +237,7 @@ class NQueens(Problem):
         return QueenWalk.of(n, batch, symmetry)
 
     def levels_left(self, n: int, depth: int, symmetry: str) -> int:
-        # dihedral: the prefix holds 4 border entries for at least 2 rows (top, bottom); edges: top-down
-        return max(n - depth + (BORDER - 2 if symmetry == "dihedral" else 0), 0)
+        return levels_left(n, depth, symmetry)
 
     def complete(self, n: int, batch: StateBatch) -> bool:
         return not np.any(batch.masks["rows"])

@@ -1,0 +1,21 @@
+"""The `permenum` command's first instant: a task holds its stop signals back until its handler is in place.
+
+SLURM may send ``--signal``'s USR1 within a second of starting an array element (seen: 0.3 s after a
+requeued element was started by backfill), while `permenum.cli` and its libraries still import
+(0.4-0.7 s); USR1's default action would end the task without a checkpoint. Held back, the signal
+is delivered once `permenum.cli.main` has installed the handler.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["task"]:
+        from permenum.jobs.environment import hold_stop_signals
+
+        hold_stop_signals()
+    from permenum.cli import main as cli_main
+
+    cli_main()

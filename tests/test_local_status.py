@@ -1,0 +1,65 @@
+"""`permenum status` on a local run (never submitted): results, error records and checkpoints only, no
+scheduler asked, so it works where SLURM is not configured. A submitted run still asks SLURM."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from permenum.layout import RunLayout
+from permenum.slurm.status import NOT_ASKED, gather, was_submitted
+
+
+@pytest.fixture
+def run(tmp_path: Path, cli, monkeypatch: pytest.MonkeyPatch) -> Path:  # type: ignore[no-untyped-def]
+    """An N-Queens 8 pool of 3 partitions, partition 0 done; no SLURM_CONF, so any SLURM query would fail."""
+    monkeypatch.delenv("SLURM_CONF", raising=False)
+    root = tmp_path / "local 'run' \"q8\""
+    cli("pool", "nqueens", "--n", 8, "--out", root, "-P", 3, check=True)
+    cli("task", root, "--partition", 0, check=True)
+    return root
+
+
+def _json(cli, root: Path) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    return json.loads(cli("status", root, "--json", check=True).stdout)
+
+
+def test_local_run_asks_no_scheduler(run: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    assert not was_submitted(RunLayout(run))
+    report = _json(cli, run)
+    assert {s: v["partitions"] for s, v in report["states"].items()} == {
+        "done": [0], "running": [], "pending": [], "failed": [], "missing": [1, 2]}
+    assert report["backend"] == "none" and report["scheduler_asked"] is False
+    assert report["sources"]["scheduler"] == NOT_ASKED and "squeue" not in report["sources"]
+    assert 0 < report["progress"]["states_done"] < report["progress"]["states_total"]
+    human = cli("status", run, check=True).stdout
+    assert f"scheduler: {NOT_ASKED}" in human.splitlines()[0] and "backend: none" in human
+    assert any(line.split()[:3] == ["missing", "2", "1-2"] for line in human.splitlines()), human
+
+
+def test_failure_record_makes_a_local_partition_failed(run: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    part = run / "pool" / "part-00001.parquet"
+    part.write_bytes(part.read_bytes()[:-64] + b"\0" * 64)  # the task's checksum check fails for real
+    assert cli("task", run, "--partition", 1).returncode != 0
+    report = _json(cli, run)
+    assert report["states"]["failed"]["partitions"] == [1] and report["states"]["missing"]["partitions"] == [2]
+    [why] = report["failed"]["1"]["evidence"]
+    assert why.startswith("task error: ") and "corrupted" in why
+    human = cli("status", run, check=True).stdout
+    assert "failed 1:" in human and "corrupted" in human
+
+
+def test_gather_without_backend_is_the_local_view(run: Path) -> None:
+    report = gather(RunLayout(run), None)
+    assert not report.scheduler_asked and report.backend == "none" and report.states["done"] == [0]
+
+
+def test_a_submitted_run_still_asks_slurm(run: Path, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    RunLayout(run).submissions.touch()
+    no_slurm = tmp_path / "empty bin"
+    no_slurm.mkdir()
+    proc = cli("status", run, env={"PATH": str(no_slurm)})  # no squeue to be found: proof that it was asked
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "squeue" in proc.stderr, proc.stderr
