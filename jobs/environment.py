@@ -17,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from permenum.records import Origin
+from permenum.signals import STOP_SIGNALS, hold_stop_signals, release_stop_signals
 
 MAX_REQUEUES = 100  # a task requeued this often is left for `resubmit` (something is wrong)
-STOP_SIGNALS = (signal.SIGUSR1, signal.SIGTERM, signal.SIGINT)
 
 
 def _env_int(name: str) -> int | None:
@@ -56,11 +56,6 @@ class TaskEnvironment:
         return "run it again to resume"
 
 
-def hold_stop_signals(signals: tuple[int, ...] = STOP_SIGNALS) -> None:
-    """Block the stop signals (they stay pending) until ``StopRequest.install(release=True)``."""
-    signal.pthread_sigmask(signal.SIG_BLOCK, signals)
-
-
 class StopRequest:
     """Signals turned into a request to stop after the current chunk (the task checks ``event``)."""
 
@@ -78,16 +73,16 @@ class StopRequest:
         for sig in signals:
             signal.signal(sig, handler)
         if release:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)
+            release_stop_signals(signals)
 
     def around_device_start(self, open_device: Callable[[], None], signals: tuple[int, ...] = STOP_SIGNALS) -> None:
         """Open the device with the signals held back, then install the handlers again: PoCL installs its
         own SIGUSR1 handler when its first context is created, which would silently replace ours (and
         swallow a signal arriving meanwhile). The held signal is delivered to our handler afterwards."""
         self.install(signals)
-        signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+        hold_stop_signals(signals)
         try:
             open_device()
             self.install(signals)
         finally:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)
+            release_stop_signals(signals)

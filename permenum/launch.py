@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import sys
 
+from permenum.signals import hold_stop_signals
+
 
 def main() -> None:
     if sys.argv[1:2] == ["task"]:
-        from permenum.jobs.environment import hold_stop_signals
-
         hold_stop_signals()
     from permenum.cli import main as cli_main
 

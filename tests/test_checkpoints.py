@@ -118,3 +118,18 @@ def test_ctrl_c_of_local_run_resumes_without_recomputing(tmp_path: Path) -> None
         elif i in done_before:
             assert record["attempt"] == 1
     assert collect(layout).total == published("nqueens_total", 16)
+
+
+def test_a_signal_in_the_commands_first_instant_stops_the_task_cleanly(tmp_path: Path) -> None:
+    """SLURM may signal a (re)started element before `permenum` has imported its libraries: the
+    installed command holds the signal back until its handler is in place (permenum.launch)."""
+    layout = _pool(tmp_path / "a", n=12)
+    command = Path(sys.executable).with_name("permenum")  # the console script, as the batch script runs it
+    for delay in (0.1, 0.3):  # the interpreter itself starts in about 0.03 s; the libraries take 0.4-0.7 s
+        proc = subprocess.Popen([str(command), "task", str(layout.root), "--partition", "0"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGUSR1)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode in (0, 75), (delay, proc.returncode, err)  # never killed by the signal (-10)
+    assert collect(layout).total == published("nqueens_total", 12) or not layout.result_file(0).exists()

@@ -1,0 +1,21 @@
+"""The signals that ask a task to stop after its current chunk, and holding them back at start-up.
+
+Only the standard library here: the `permenum` command imports this first (permenum.launch).
+"""
+
+from __future__ import annotations
+
+import signal
+
+#: SIGUSR1: ``--signal=B:USR1@S`` before the time limit, ``scancel --signal=USR1``; SIGTERM: preemption,
+#: ``scancel``; SIGINT: Ctrl-C.
+STOP_SIGNALS = (signal.SIGUSR1, signal.SIGTERM, signal.SIGINT)
+
+
+def hold_stop_signals(signals: tuple[int, ...] = STOP_SIGNALS) -> None:
+    """Block the stop signals: one that arrives stays pending until a handler is installed and they are released."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+
+
+def release_stop_signals(signals: tuple[int, ...] = STOP_SIGNALS) -> None:
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)
