@@ -33,7 +33,8 @@ from rich.console import Console
 from rich.table import Table
 
 from permenum.jobs.report import build_report, plot_report
-from permenum.jobs.task import TaskOptions, run_task
+from permenum.jobs.task import run_task
+from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout
 from permenum.records import Manifest
 from permenum.poolgen.write import PoolSettings, write_pool

@@ -22,7 +22,7 @@ from rich.table import Table
 
 from permenum.jobs.collect import collect
 from permenum.jobs.local import run_local
-from permenum.jobs.task import TaskOptions
+from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout
 from permenum.records import Manifest
 from permenum.poolgen.write import PoolSettings, load_partition, write_pool

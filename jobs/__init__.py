@@ -1,1 +1,1 @@
-"""The array-task entry (run one partition), result records, the local executor and the collector."""
+"""The array-task entry (run one partition), its device scheduling, the local executor, the collector and the report."""

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from permenum.task_options import DEFAULT_CHUNK_SECONDS
+
 FIRST_CHUNK = 4096
-DEFAULT_CHUNK_SECONDS = 30.0
 #: A device measured below this fraction of its peers' combined rate takes no more chunks: it could
 #: save at most that fraction of the time, less than its host thread and cores cost the devices that
 #: do the work (a 32-core CPU beside two H200 GPUs on N-Queens: 0.1%).

@@ -15,7 +15,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from permenum.errors import UserError
-from permenum.jobs.task import TaskInterrupted, TaskOptions, TaskResult, run_task
+from permenum.jobs.task import TaskInterrupted, TaskResult, run_task
+from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout
 from permenum.records import load_manifest
 from permenum.solver.devices import select_devices

@@ -46,11 +46,12 @@ def collected_arrays(layout: RunLayout, expand: bool) -> list[tuple[int, ...]]:
     """
     from permenum.errors import UserError
     from permenum.ranges import compact_ranges
+    from permenum.problems import get_problem
     from permenum.records import load_manifest
     from permenum.problems.costas_symmetry import is_costas, symmetries
 
     manifest = load_manifest(layout)
-    if manifest.problem != "costas":
+    if not get_problem(manifest.problem).reports_solutions:
         raise UserError(f"`arrays` lists Costas arrays; {layout.root} is a {manifest.problem} run")
     missing = [i for i in range(manifest.num_partitions) if not layout.result_file(i).exists()]
     if missing:

@@ -18,8 +18,7 @@ from fractions import Fraction
 import numpy as np
 
 from permenum.checkpoints import Checkpoint, CheckpointError, load_checkpoint, quarantine, save_checkpoint
-from permenum.errors import UserError
-from permenum.jobs.chunking import DEFAULT_CHUNK_SECONDS, ChunkSizer, WorkIndex
+from permenum.jobs.chunking import ChunkSizer, WorkIndex
 from permenum.jobs.environment import TaskEnvironment
 from permenum.jobs.partial import ChunkLedger, Partial
 from permenum.jobs.schedule import DeviceState, Scheduler, StopRule
@@ -34,26 +33,10 @@ from permenum.records import (DeviceUse, Manifest, PartitionEntry, ResultRecord,
 from permenum.solver.devices import DeviceRef, select_devices
 from permenum.solver.opencl import BatchCounts, device_context, first_chunk, min_chunk
 from permenum.solver.registry import Solver, make_solver
+from permenum.task_options import TaskOptions
 
 #: `permenum task` exits with this (EX_TEMPFAIL) when it stopped early after checkpointing.
 EXIT_INTERRUPTED = 75
-
-
-@dataclass(frozen=True)
-class TaskOptions:
-    """How a task runs; the same through `task`, `run`, `submit` and `enumerate`."""
-
-    device: str | None = None  # gpu | cpu | accelerator | all | PLATFORM:DEVICE, optionally /K sub-devices
-    kernel: str | None = None  # the problem's kernel variant; None: the device's default
-    count_nodes: bool = False  # the node-counting build (slower)
-    chunk_seconds: float = DEFAULT_CHUNK_SECONDS  # bound on one launch; a checkpoint follows each
-    max_seconds: float | None = None  # checkpoint and stop once an attempt has run this long
-
-    def validate(self) -> None:
-        if not self.chunk_seconds > 0:
-            raise UserError(f"--chunk-seconds must be positive (got {self.chunk_seconds})")
-        if self.max_seconds is not None and self.max_seconds < 0:
-            raise UserError(f"--max-seconds must not be negative (got {self.max_seconds})")
 
 
 @dataclass(frozen=True)
@@ -269,9 +252,11 @@ class _Attempt:
 
 
 def _kernels(devices: tuple[DeviceUse, ...]) -> str:
-    """The kernel variant(s) that ran: one name, or each device's where they differ (a GPU beside a CPU)."""
-    names = sorted({d.kernel for d in devices if d.kernel})
-    return names[0] if len(names) == 1 else ", ".join(f"{d.label}: {d.kernel}" for d in devices)
+    """The kernel variant(s) that counted: one name, or each device's where they differ (a GPU beside a
+    CPU); a device that counted nothing in this attempt is left out (unless none did)."""
+    ran = [d for d in devices if d.states > 0] or list(devices)
+    names = sorted({d.kernel for d in ran})
+    return names[0] if len(names) == 1 else ", ".join(f"{d.label}: {d.kernel}" for d in ran)
 
 
 def _ledger_from(ckpt: Checkpoint | None, total: int, count_nodes: bool, counts_classes: bool) -> ChunkLedger:

@@ -18,7 +18,7 @@ from permenum.records import exact
 
 if TYPE_CHECKING:
     from permenum.jobs.environment import StopRequest
-    from permenum.jobs.task import TaskOptions
+    from permenum.task_options import TaskOptions
     from permenum.solver.devices import DeviceRef
 
 out = Console(highlight=False, soft_wrap=True)
@@ -71,7 +71,7 @@ def pool(problem: str, n: int, run: str, partitions: int, target_states: int, se
 
 def _task_options(device: str | None, kernel: str | None, count_nodes: bool, chunk_seconds: float,
                   max_seconds: float | None = None) -> "TaskOptions":
-    from permenum.jobs.task import TaskOptions
+    from permenum.task_options import TaskOptions
 
     options = TaskOptions(device, kernel, count_nodes, chunk_seconds, max_seconds)
     options.validate()
@@ -92,7 +92,7 @@ def _open_device(device: str | None) -> None:
 @click.option("--max-seconds", type=float, default=None,
               help="Checkpoint and stop (exit 75) once this attempt has run this long (at least one chunk).")
 @click.pass_obj
-def task(stop: "StopRequest", run: str, partition: int, device: str | None, kernel: str | None, count_nodes: bool,
+def task(stop: "StopRequest | None", run: str, partition: int, device: str | None, kernel: str | None, count_nodes: bool,
          chunk_seconds: float, max_seconds: float | None) -> None:
     """Run one partition (what each SLURM array task executes) and write its result file.
 
@@ -105,6 +105,10 @@ def task(stop: "StopRequest", run: str, partition: int, device: str | None, kern
     if partition < 0:
         raise UserError(f"--partition must be non-negative (got {partition})")
     options = _task_options(device, kernel, count_nodes, chunk_seconds, max_seconds)
+    if stop is None:  # invoked without main() (click's test runner): no early handler was installed
+        from permenum.jobs.environment import StopRequest
+
+        stop = StopRequest(err.print)
     stop.around_device_start(lambda: _open_device(device))
     try:
         done = run_task(_layout(run), partition, options, stop.event)

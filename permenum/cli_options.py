@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from permenum.jobs.chunking import DEFAULT_CHUNK_SECONDS
+from permenum.task_options import DEFAULT_CHUNK_SECONDS
 
 
 def task_options(f):  # type: ignore[no-untyped-def]

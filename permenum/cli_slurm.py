@@ -86,7 +86,7 @@ def submit(run: str, throttle: int | None, gpus_per_task: int | None, time_limit
     The task options (--device, --kernel, --count-nodes, --chunk-seconds) are those of `permenum task`
     and `run`, written into the script, so `resubmit` (which reuses it) keeps them.
     """
-    from permenum.jobs.task import TaskOptions
+    from permenum.task_options import TaskOptions
     from permenum.records import load_manifest
     from permenum.slurm import submit as sub
     from permenum.slurm.script import SbatchOptions

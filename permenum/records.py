@@ -22,6 +22,7 @@ from permenum.layout import RunLayout
 
 MANIFEST_FORMAT = "permenum-pool/2"  # 2: N-Queens absolute masks (cols, d1, d2, rows), dihedral mode
 RESULT_FORMAT = "permenum-result/1"
+SHUFFLE = "fisher-yates (numpy PCG64 permutation)"  # how every pool so far was shuffled
 
 
 def now_utc() -> str:
@@ -96,7 +97,7 @@ class Generator:
     stop_reason: str = ""
     balance: str = "rows"  # pools before cost balancing were dealt by rows
     method: str = "ladder"
-    shuffle: str = "fisher-yates (numpy PCG64 permutation)"
+    shuffle: str = SHUFFLE
     cost_estimate: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -109,7 +110,7 @@ class Generator:
     def from_json(cls, d: dict[str, Any]) -> "Generator":
         return cls(int(d["target_states"]), float(d["hard_factor"]), int(d["seed"]), int(d["locked_depth"]),
                    [int(r) for r in d.get("rungs", [])], str(d.get("stop_reason", "")), str(d.get("balance", "rows")),
-                   str(d.get("method", "ladder")), str(d.get("shuffle", "")), d.get("cost_estimate"))
+                   str(d.get("method", "ladder")), str(d.get("shuffle", "")) or SHUFFLE, d.get("cost_estimate"))
 
 
 @dataclass(frozen=True)

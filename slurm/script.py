@@ -16,15 +16,11 @@ import sys
 import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from permenum.errors import UserError
-from permenum.jobs.chunking import DEFAULT_CHUNK_SECONDS
 from permenum.layout import RunLayout
 from permenum.slurm.queue import array_spec
-
-if TYPE_CHECKING:  # jobs.task pulls in the OpenCL side (0.24 s): not worth it for every `permenum` start
-    from permenum.jobs.task import TaskOptions
+from permenum.task_options import TaskOptions
 
 #: Seconds before the time limit at which SLURM sends USR1 to the task (time to checkpoint and requeue).
 DEFAULT_SIGNAL_SECONDS = 120
@@ -124,21 +120,8 @@ def _quote_option(arg: str) -> str:
 
 
 def task_args(options: TaskOptions | None) -> list[str]:
-    """`permenum task`'s options for the script, each value quoted; a default is left out so the
-    script reads short and the task's own default applies."""
-    if options is None:
-        return []
-    q = shlex.quote
-    args = ["--device", q(options.device)] if options.device else []
-    if options.kernel:
-        args += ["--kernel", q(options.kernel)]
-    if options.count_nodes:
-        args.append("--count-nodes")
-    if options.chunk_seconds != DEFAULT_CHUNK_SECONDS:
-        args += ["--chunk-seconds", q(repr(float(options.chunk_seconds)))]
-    if options.max_seconds is not None:
-        args += ["--max-seconds", q(repr(float(options.max_seconds)))]
-    return args
+    """`permenum task`'s options for the script, each value quoted."""
+    return [shlex.quote(arg) for arg in options.cli_args()] if options else []
 
 
 def render(layout: RunLayout, job_name: str, num_partitions: int, options: SbatchOptions, bin_dir: Path,

@@ -16,7 +16,7 @@ import datetime as dt
 import json
 import os
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from permenum.atomic import write_bytes_atomic
 from permenum.errors import UserError
@@ -27,9 +27,7 @@ from permenum.slurm.backend import Backend, Submitted
 from permenum.slurm.queue import array_spec
 from permenum.slurm.script import SbatchOptions, entry_point_dir, job_name, render
 from permenum.slurm.status import StatusReport, gather
-
-if TYPE_CHECKING:
-    from permenum.jobs.task import TaskOptions
+from permenum.task_options import TaskOptions
 
 
 @dataclass(frozen=True)
@@ -44,22 +42,20 @@ class Outcome:
 
 def render_script(layout: RunLayout, manifest: Manifest, options: SbatchOptions) -> str:
     options.validate()
-    check_kernel(manifest.problem, options.task)
+    check_kernel(manifest, options.task)
     title = (f"permenum array job: {manifest.problem} n={manifest.n}, {manifest.num_partitions} partitions, "
              f"run {manifest.run_id}")
     return render(layout, job_name(manifest.run_id, manifest.problem, manifest.n), manifest.num_partitions, options,
                   entry_point_dir(), title)
 
 
-def check_kernel(problem: str, task: TaskOptions | None) -> None:
-    """An unknown kernel would fail every array task of the job: refuse it before anything is submitted."""
+def check_kernel(manifest: Manifest, task: TaskOptions | None) -> None:
+    """A kernel that cannot run this pool would fail every array task of the job: refuse it before anything is submitted."""
     if task is None or task.kernel is None:
         return
-    from permenum.solver.registry import KERNELS
+    from permenum.solver.registry import check_kernel as check
 
-    known = KERNELS.get(problem, ())
-    if task.kernel not in known:
-        raise UserError(f"--kernel {task.kernel!r}: {problem} has no such kernel (choose from {', '.join(known)})")
+    check(manifest.problem, task.kernel, manifest.symmetry)
 
 
 def submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: bool = False,
@@ -78,7 +74,13 @@ def submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: b
     _refuse_while_queued(report, force, "submit")
     check_array_size(todo, backend.config())
     write_bytes_atomic(layout.sbatch_script, text.encode())
-    return _submit_array(layout, backend, todo, options.throttle, "submit", asdict(options)), report
+    return _submit_array(layout, backend, todo, options.throttle, "submit", _as_record(options)), report
+
+
+def _as_record(options: SbatchOptions) -> dict[str, Any]:
+    """The options as `submissions.jsonl` keeps them: the sbatch ones and the task's, side by side."""
+    fields = {k: v for k, v in asdict(options).items() if k != "task"}
+    return {**fields, **asdict(options.task or TaskOptions())}
 
 
 def resubmit(layout: RunLayout, backend: Backend, include_missing: bool = False, force: bool = False,

@@ -34,11 +34,16 @@ class CostasKernel:
               count_nodes: bool) -> "CostasKernel":
         return cls(dev, n, symmetry, count_nodes, variant=variant)
 
+    @staticmethod
+    def check(variant: str, symmetry: str) -> None:
+        """Refuse a variant this build does not have (both serve every symmetry mode)."""
+        if variant not in VARIANTS:
+            raise UserError(f"unknown costas kernel {variant!r} (choose from {', '.join(VARIANTS)})")
+
     def __init__(self, dev: DeviceContext, n: int, symmetry: str, count_nodes: bool = False, capacity: int = 4096,
                  variant: str | None = None):
         variant = variant or default_variant(dev)
-        if variant not in VARIANTS:
-            raise UserError(f"unknown costas kernel {variant!r} (choose from {', '.join(VARIANTS)})")
+        self.check(variant, symmetry)
         self.dev, self.n, self.count_nodes, self.capacity = dev, n, count_nodes, max(capacity, 1)
         self.variant = variant
         local_stacks = _LOCAL_STACKS[variant]

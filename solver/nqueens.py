@@ -73,18 +73,23 @@ class NQueensKernel:
               count_nodes: bool) -> "NQueensKernel":
         return cls(dev, n, depth, symmetry, variant, count_nodes)
 
-    def __init__(self, dev: DeviceContext, n: int, depth: int, symmetry: str, variant: str | None = None,
-                 count_nodes: bool = False, wg: int | None = None, build_options: tuple[str, ...] = ()) -> None:
-        variant = variant or default_variant(dev)
+    @staticmethod
+    def check(variant: str, symmetry: str) -> None:
+        """Refuse a variant this build does not have, or one that cannot serve the symmetry mode."""
         if variant not in VARIANTS:
             raise UserError(f"unknown nqueens kernel {variant!r} (choose from {', '.join(VARIANTS)})")
         if symmetry not in LAYOUTS:
             raise UserError(f"unknown nqueens symmetry {symmetry!r} (choose from {', '.join(LAYOUTS)})")
-        spec = VARIANTS[variant]
-        self.variant = variant
-        if spec.private and symmetry not in TOP_DOWN:
+        if VARIANTS[variant].private and symmetry not in TOP_DOWN:
             raise UserError(f"nqueens kernel {variant!r} has no symmetry {symmetry!r}: it needs symmetry "
                             f"{' or '.join(TOP_DOWN)} (use skip for {symmetry})")
+
+    def __init__(self, dev: DeviceContext, n: int, depth: int, symmetry: str, variant: str | None = None,
+                 count_nodes: bool = False, wg: int | None = None, build_options: tuple[str, ...] = ()) -> None:
+        variant = variant or default_variant(dev)
+        self.check(variant, symmetry)
+        spec = VARIANTS[variant]
+        self.variant = variant
         self.dev, self.n, self.depth, self.count_nodes, self.spec = dev, n, depth, count_nodes, spec
         self.symmetry = symmetry
         stack = max(levels_left(n, depth, symmetry), 1)

@@ -25,6 +25,8 @@ class Solver(Protocol):
 class SolverClass(Protocol):
     variants: tuple[str, ...]
 
+    def check(self, variant: str, symmetry: str) -> None: ...
+
     def build(self, dev: DeviceContext, n: int, depth: int, symmetry: str, variant: str | None,
               count_nodes: bool) -> Solver: ...
 
@@ -34,6 +36,13 @@ SOLVERS: dict[str, SolverClass] = {
     "costas": CostasKernel,
 }
 KERNELS: dict[str, tuple[str, ...]] = {name: cls.variants for name, cls in SOLVERS.items()}
+
+
+def check_kernel(problem: str, variant: str, symmetry: str) -> None:
+    """Refuse, before anything runs, a variant the problem does not have or that cannot serve the symmetry mode."""
+    if problem not in SOLVERS:
+        raise UserError(f"no kernel for problem {problem!r}")
+    SOLVERS[problem].check(variant, symmetry)
 
 
 def make_solver(problem: str, dev: DeviceContext, n: int, depth: int, variant: str | None, symmetry: str,

@@ -14,7 +14,8 @@ import pytest
 
 from permenum.checkpoints import CheckpointError, load_checkpoint
 from permenum.jobs.collect import collect
-from permenum.jobs.task import TaskInterrupted, TaskOptions, run_task
+from permenum.jobs.task import TaskInterrupted, run_task
+from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout
 from permenum.records import load_manifest
 from permenum.poolgen.write import PoolSettings, write_pool

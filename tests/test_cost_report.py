@@ -15,7 +15,8 @@ from permenum.errors import UserError
 from permenum.jobs.collect import collect
 from permenum.jobs.local import run_local
 from permenum.jobs.report import build_report, plot_report
-from permenum.jobs.task import TaskOptions, run_task
+from permenum.jobs.task import run_task
+from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout
 from permenum.poolgen.cost import estimate_costs
 from permenum.poolgen.generate import climb

@@ -9,7 +9,8 @@ import pytest
 
 from permenum.jobs.collect import collect
 from permenum.jobs.partial import ChunkLedger, Partial
-from permenum.jobs.task import TaskInterrupted, TaskOptions, run_task
+from permenum.jobs.task import TaskInterrupted, run_task
+from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout
 from permenum.poolgen.write import PoolSettings, write_pool
 from tests.conftest import published

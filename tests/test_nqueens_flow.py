@@ -10,7 +10,7 @@ import pytest
 from permenum.errors import UserError
 from permenum.jobs.collect import collect
 from permenum.jobs.local import run_local
-from permenum.jobs.task import TaskOptions
+from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout
 from permenum.poolgen.write import PoolSettings, write_pool
 from permenum.solver.nqueens import TOP_DOWN, VARIANTS

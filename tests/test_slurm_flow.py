@@ -35,7 +35,7 @@ def test_full_flow_through_slurm(slurm_cluster: cluster.ClusterInfo, tmp_path: P
     [record] = submissions(run)
     assert record["kind"] == "submit" and record["array"] == "0-7%2" and record["job_id"] > 0
     assert record["command"][:2] == ["sbatch", "--parsable"] and record["command"][-1] == str(run / "slurm" / "array.sbatch")
-    assert record["options"]["task"]["kernel"] == "skip-all" and record["options"]["task"]["count_nodes"] is True
+    assert record["options"]["kernel"] == "skip-all" and record["options"]["count_nodes"] is True
     script = (run / "slurm" / "array.sbatch").read_text()
     exec_line = script.rstrip().splitlines()[-1]
     assert "#SBATCH --requeue" in script and exec_line.startswith("exec permenum task ")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from permenum.errors import UserError
-from permenum.jobs.task import TaskOptions
+from permenum.task_options import TaskOptions
 from permenum.ranges import compact_ranges
 from permenum.layout import RunLayout
 from permenum.slurm import queue
@@ -230,5 +230,7 @@ def test_dry_run_prints_the_script_and_writes_nothing(tmp_path: Path, cli) -> No
                check=True)
     assert proc.stdout.rstrip().endswith(" --device cpu --kernel skip-all --count-nodes --chunk-seconds 5.0")
     bad = cli("submit", run, "--dry-run", "--kernel", "no-such")
-    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "nqueens has no such kernel" in bad.stderr
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown nqueens kernel 'no-such'" in bad.stderr
+    bad = cli("submit", run, "--dry-run", "--kernel", "dfs")  # the pool's symmetry is edges: dfs cannot run it
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "has no symmetry 'edges'" in bad.stderr
     assert cli("status", tmp_path / "nope").returncode == 2

@@ -77,13 +77,6 @@ class Tally:
     classes: Fraction | None = None
 
 
-def exact(value: Fraction | None) -> int | str | None:
-    """JSON form of an exact count: an int when integral, else "p/q"."""
-    if value is None:
-        return None
-    return value.numerator if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
-
-
 class Walk(Protocol):
     """Random walks down the search tree, one per row, all advancing together (poolgen.cost's probes)."""
 
