@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 from permenum.checkpoints.store import CheckpointError, load_checkpoint
 from permenum.layout import RunLayout
-from permenum.errors import UserError
-from permenum.records import Manifest, read_result
+from permenum.records import Manifest, scan_results
 
 
 @dataclass(frozen=True)
@@ -30,15 +29,14 @@ def run_progress(layout: RunLayout, manifest: Manifest) -> RunProgress:
     partial: dict[int, tuple[int, int]] = {}
     done_states = 0
     starts: list[dt.datetime] = []
+    done = scan_results(layout, manifest).done
     for entry in manifest.partitions:
         i, rows = entry.index, entry.rows
-        result = layout.result_file(i)
-        if result.exists():
+        if i in done:
             try:
-                record = read_result(result)
-                starts.append(_parse(record.finished) - dt.timedelta(seconds=record.seconds.total))
-            except (UserError, ValueError):
-                pass  # no start time from it; `collect` names what is wrong with it
+                starts.append(_parse(done[i].finished) - dt.timedelta(seconds=done[i].seconds.total))
+            except ValueError:
+                pass  # no start time from it
             done_states += rows
             continue
         path = layout.checkpoint_file(i)

@@ -69,11 +69,3 @@ def load_checkpoint(path: Path, run_id: str, partition: int, pool_sha256: str) -
     if ckpt.run_id != run_id or ckpt.pool_sha256 != pool_sha256 or ckpt.partition != partition:
         raise CheckpointError(f"belongs to run {ckpt.run_id} partition {ckpt.partition}, not to this partition of run {run_id}")
     return ckpt
-
-
-def quarantine(path: Path) -> Path:
-    """Move a bad checkpoint aside (never delete evidence); returns where it went."""
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%f")
-    target = path.with_name(f"{path.name}.bad-{stamp}")
-    path.rename(target)
-    return target

@@ -14,7 +14,9 @@ import pyarrow.parquet as pq
 from permenum.atomic import write_bytes_atomic
 from permenum.layout import RunLayout
 from permenum.problems import get_problem
-from permenum.records import Manifest, ResultRecord, exact, load_manifest, read_result
+from permenum.errors import UserError
+from permenum.ranges import compact_ranges
+from permenum.records import Manifest, ResultRecord, exact, load_manifest, scan_results
 
 
 @dataclass
@@ -69,15 +71,13 @@ def _ledger_row(record: ResultRecord, manifest: Manifest) -> dict[str, Any]:
 def collect(layout: RunLayout) -> Collected:
     """Read every result, refuse foreign ones, write the ledger, and total the accepted counts."""
     manifest = load_manifest(layout)
-    records, missing = [], []
-    for i in range(manifest.num_partitions):
-        path = layout.result_file(i)
-        if not path.exists():
-            missing.append(i)
-            continue
-        record = read_result(path)
-        record.check_belongs(manifest, i, path)
-        records.append(record)
+    scan = scan_results(layout, manifest)
+    if scan.damaged:
+        first = min(scan.damaged)
+        raise UserError(f"partitions {compact_ranges(list(scan.damaged))} have damaged results ({scan.damaged[first]}); "
+                        "`permenum run` or `permenum resubmit` counts them again")
+    records = [scan.done[i] for i in sorted(scan.done)]
+    missing = [i for i in range(manifest.num_partitions) if i not in scan.done]
     table = pa.Table.from_pylist([_ledger_row(r, manifest) for r in records], schema=_LEDGER_SCHEMA)
     buf = io.BytesIO()
     pq.write_table(table, buf, compression="zstd")

@@ -18,7 +18,7 @@ from permenum.errors import UserError
 from permenum.jobs.task import TaskInterrupted, TaskResult, run_task
 from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout
-from permenum.records import load_manifest
+from permenum.records import load_manifest, scan_results
 from permenum.solver.devices import select_devices
 
 
@@ -32,8 +32,10 @@ class LocalRunSummary:
 
 
 def pending_partitions(layout: RunLayout) -> list[int]:
+    """Partitions without a sound result (none, or a damaged one the task will move aside)."""
     manifest = load_manifest(layout)
-    return [i for i in range(manifest.num_partitions) if not layout.result_file(i).exists()]
+    done = scan_results(layout, manifest).done
+    return [i for i in range(manifest.num_partitions) if i not in done]
 
 
 def _unless_stopped(stop: threading.Event | None, layout: RunLayout, partition: int, options: TaskOptions) -> TaskResult:

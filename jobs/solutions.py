@@ -47,15 +47,16 @@ def collected_arrays(layout: RunLayout, expand: bool) -> list[tuple[int, ...]]:
     from permenum.errors import UserError
     from permenum.ranges import compact_ranges
     from permenum.problems import get_problem
-    from permenum.records import load_manifest
+    from permenum.records import load_manifest, scan_results
     from permenum.problems.costas_symmetry import is_costas, symmetries
 
     manifest = load_manifest(layout)
     if not get_problem(manifest.problem).reports_solutions:
         raise UserError(f"`arrays` lists Costas arrays; {layout.root} is a {manifest.problem} run")
-    missing = [i for i in range(manifest.num_partitions) if not layout.result_file(i).exists()]
+    done = scan_results(layout, manifest).done
+    missing = [i for i in range(manifest.num_partitions) if i not in done]
     if missing:
-        raise UserError(f"partitions {compact_ranges(missing)} have no result yet: the list would be incomplete")
+        raise UserError(f"partitions {compact_ranges(missing)} have no sound result yet: the list would be incomplete")
     found: set[tuple[int, ...]] = set()
     for i in range(manifest.num_partitions):
         path = layout.solutions_file(i)

@@ -17,7 +17,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from permenum.checkpoints import Checkpoint, CheckpointError, load_checkpoint, quarantine, save_checkpoint
+from permenum.atomic import quarantine
+from permenum.checkpoints import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
 from permenum.jobs.chunking import ChunkSizer, WorkIndex
 from permenum.jobs.environment import TaskEnvironment
 from permenum.jobs.partial import ChunkLedger, Partial

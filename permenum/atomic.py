@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -50,6 +51,14 @@ def write_bytes_atomic(path: Path, data: bytes, *, replace: bool = True) -> None
 def write_json_atomic(path: Path, obj: Any, *, replace: bool = True) -> None:
     data = (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode()
     write_bytes_atomic(path, data, replace=replace)
+
+
+def quarantine(path: Path) -> Path:
+    """Move a file that cannot be trusted aside as ``<name>.bad-<time>`` (never delete evidence); returns where it went."""
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+    target = path.with_name(f"{path.name}.bad-{stamp}")
+    path.rename(target)
+    return target
 
 
 def sha256_file(path: Path) -> str:

@@ -10,18 +10,20 @@ with named fields; only this module knows their JSON keys. The file layouts are 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from permenum.atomic import write_json_atomic
+from permenum.atomic import quarantine, write_json_atomic
 from permenum.errors import UserError
 from permenum.layout import RunLayout
 
-MANIFEST_FORMAT = "permenum-pool/2"  # 2: N-Queens absolute masks (cols, d1, d2, rows), dihedral mode
-RESULT_FORMAT = "permenum-result/1"
+MANIFEST_FORMAT = "permenum-pool/3"  # 3: sealed (the sha256 of its own content); 2: N-Queens absolute masks
+RESULT_FORMAT = "permenum-result/2"  # 2: sealed
+FAILURE_FORMAT = "permenum-failure/1"
 SHUFFLE = "fisher-yates (numpy PCG64 permutation)"  # how every pool so far was shuffled
 
 
@@ -53,6 +55,35 @@ def _read_json(path: Path, what: str) -> Any:
         return json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise UserError(f"{path}: unreadable {what} ({exc})") from None
+
+
+def _digest(content: dict[str, Any]) -> str:
+    """sha256 of a record's canonical JSON (sorted keys, no spaces): what its seal certifies."""
+    return hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _write_sealed(path: Path, content: dict[str, Any], *, replace: bool = True) -> None:
+    """Write a record with the sha256 of its own content beside it (key ``sha256``), atomically."""
+    write_json_atomic(path, {**content, "sha256": _digest(content)}, replace=replace)
+
+
+def _read_sealed(path: Path, what: str, fmt: str) -> dict[str, Any]:
+    """A record's content, once its seal matches and its format is ``fmt``; else one line saying what is wrong.
+
+    Why: a flipped ``n``, ``symmetry`` or count in a file the run trusts would otherwise give a wrong
+    total without a word (checkpoints carry the same kind of checksum)."""
+    data = _read_json(path, what)
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: not a permenum {what}")
+    seal = data.pop("sha256", None)
+    if seal is None:
+        raise UserError(f"{path}: {what} of format {data.get('format')!r} has no checksum; this permenum reads "
+                        f"{fmt!r} (written by an older permenum, or damaged)")
+    if seal != _digest(data):
+        raise UserError(f"{path}: {what} is damaged (its content does not match its sha256)")
+    if data.get("format") != fmt:
+        raise UserError(f"{path}: {what} format {data.get('format')!r}, this permenum reads {fmt!r}")
+    return data
 
 
 # --------------------------------------------------------------------------- manifest
@@ -170,18 +201,14 @@ class Manifest:
 
 
 def write_manifest(layout: RunLayout, manifest: Manifest) -> None:
-    write_json_atomic(layout.manifest, manifest.to_json())
+    _write_sealed(layout.manifest, manifest.to_json())
 
 
 def load_manifest(layout: RunLayout) -> Manifest:
     path = layout.manifest
     if not path.exists():
         raise UserError(f"{layout.root} is not a pool: {path.name} is missing (run `permenum pool` first)")
-    data = _read_json(path, "manifest")
-    if not isinstance(data, dict) or "format" not in data:
-        raise UserError(f"{path}: not a permenum manifest")
-    if data["format"] != MANIFEST_FORMAT:
-        raise UserError(f"{path}: manifest format {data['format']!r}, this permenum reads {MANIFEST_FORMAT!r}")
+    data = _read_sealed(path, "manifest", MANIFEST_FORMAT)
     return _parse(path, "manifest", Manifest.from_json, data)
 
 
@@ -322,10 +349,7 @@ class ResultConflict(RuntimeError):
 
 
 def read_result(path: Path) -> ResultRecord:
-    data = _read_json(path, "result")
-    if not isinstance(data, dict) or data.get("format") != RESULT_FORMAT:
-        raise UserError(f"{path}: not a permenum result record")
-    return _parse(path, "result", ResultRecord.from_json, data)
+    return _parse(path, "result", ResultRecord.from_json, _read_sealed(path, "result", RESULT_FORMAT))
 
 
 def write_result(layout: RunLayout, record: ResultRecord) -> str:
@@ -333,20 +357,53 @@ def write_result(layout: RunLayout, record: ResultRecord) -> str:
     there already (this one is kept in ``results/duplicates/``); raises ResultConflict on other numbers."""
     path = layout.result_file(record.partition)
     try:
-        write_json_atomic(path, record.to_json(), replace=False)
+        _write_sealed(path, record.to_json(), replace=False)
         return "accepted"
     except FileExistsError:
         pass
-    first = read_result(path)
+    try:
+        first = read_result(path)
+    except UserError:  # a damaged result: moved aside, never deleted; this one takes its place
+        quarantine(path)
+        return write_result(layout, record)
     same = first.same_numbers(record)
     dup_path = layout.duplicate_result_file(record.partition, record.attempt)
-    write_json_atomic(dup_path, {**record.to_json(), "duplicate_of_attempt": first.attempt, "conflict": not same})
+    _write_sealed(dup_path, {**record.to_json(), "duplicate_of_attempt": first.attempt, "conflict": not same})
     if not same:
         raise ResultConflict(
             f"partition {record.partition}: attempt {record.attempt} found {exact(record.weighted)} solutions "
             f"({record.raw} raw) but the accepted attempt {first.attempt} found {exact(first.weighted)} "
             f"({first.raw} raw); kept both ({dup_path})")
     return "duplicate"
+
+
+@dataclass(frozen=True)
+class ResultScan:
+    """Every result file of a run, read and verified: the done partitions, and the damaged ones with why.
+
+    A damaged result (its seal, its JSON, or it belongs to another run or pool version) does not make
+    its partition done: `status` reports it, `run` and `resubmit` count the partition again, and the
+    task moves the damaged file aside (``.bad-<time>``) before writing its own."""
+
+    done: dict[int, ResultRecord]
+    damaged: dict[int, str]
+
+
+def scan_results(layout: RunLayout, manifest: Manifest) -> ResultScan:
+    done: dict[int, ResultRecord] = {}
+    damaged: dict[int, str] = {}
+    for entry in manifest.partitions:
+        path = layout.result_file(entry.index)
+        if not path.exists():
+            continue
+        try:
+            record = read_result(path)
+            record.check_belongs(manifest, entry.index, path)
+        except UserError as exc:
+            damaged[entry.index] = str(exc)
+            continue
+        done[entry.index] = record
+    return ResultScan(done, damaged)
 
 
 def attempts_so_far(layout: RunLayout, partition: int) -> int:
@@ -373,7 +430,8 @@ class FailureRecord:
         return f"{self.error}{job}, {self.time}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"partition": self.partition, "error": self.error, "environment": self.origin.to_json(), "time": self.time}
+        return {"format": FAILURE_FORMAT, "partition": self.partition, "error": self.error,
+                "environment": self.origin.to_json(), "time": self.time}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "FailureRecord":
@@ -381,8 +439,7 @@ class FailureRecord:
 
 
 def write_failure(layout: RunLayout, partition: int, exc: BaseException, origin: Origin) -> None:
-    write_json_atomic(layout.failure_file(partition),
-                      FailureRecord(partition, f"{type(exc).__name__}: {exc}", origin).to_json())
+    _write_sealed(layout.failure_file(partition), FailureRecord(partition, f"{type(exc).__name__}: {exc}", origin).to_json())
 
 
 def read_failure(layout: RunLayout, partition: int) -> FailureRecord | None:
@@ -390,4 +447,4 @@ def read_failure(layout: RunLayout, partition: int) -> FailureRecord | None:
     path = layout.failure_file(partition)
     if not path.exists():
         return None
-    return _parse(path, "error record", FailureRecord.from_json, _read_json(path, "error record"))
+    return _parse(path, "error record", FailureRecord.from_json, _read_sealed(path, "error record", FAILURE_FORMAT))

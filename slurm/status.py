@@ -25,7 +25,7 @@ from permenum.checkpoints.progress import RunProgress, run_progress
 from permenum.ranges import compact_ranges
 from permenum.layout import RunLayout
 from permenum.errors import UserError
-from permenum.records import Manifest, load_manifest, read_failure
+from permenum.records import Manifest, load_manifest, read_failure, scan_results
 from permenum.slurm.backend import Backend
 from permenum.slurm.queue import TaskState
 from permenum.slurm.script import job_name
@@ -93,6 +93,7 @@ class Evidence:
     ended: list[TaskState]
     errors: dict[int, str]
     logs: dict[int, tuple[Path, str]]
+    damaged: dict[int, str] = field(default_factory=dict)  # result files that failed their checks: not done
 
 
 def classify(ev: Evidence) -> tuple[dict[str, list[int]], dict[int, list[str]], dict[str, list[int]], list[str]]:
@@ -132,6 +133,8 @@ def classify(ev: Evidence) -> tuple[dict[str, list[int]], dict[int, list[str]], 
                 jobs[cat].add(job)
         else:
             why = _scheduler_evidence(ended.get(i, []))
+            if i in ev.damaged:
+                why.insert(0, f"result damaged: {ev.damaged[i]}")
             if i in ev.errors:
                 why.append(f"task error: {ev.errors[i]}")
             if i in ev.logs:
@@ -206,15 +209,16 @@ def gather(layout: RunLayout, backend: Backend | None, backend_note: str = "") -
     name = job_name(manifest.run_id, manifest.problem, manifest.n)
     # the scheduler first: a task that ends meanwhile has its result by the time the results are read
     view = NO_SCHEDULER if backend is None else ask_scheduler(backend, name, manifest, backend_note)
-    done = {i for i in range(manifest.num_partitions) if layout.result_file(i).exists()}
+    scan = scan_results(layout, manifest)
+    done = set(scan.done)
     not_done = [i for i in range(manifest.num_partitions) if i not in done]
     errors = _error_records(layout, not_done)
     logs = _latest_logs(layout, set(not_done))
     ev = Evidence(manifest.num_partitions, done, view.queue, view.ended, errors,
-                  {i: (p, _last_line(p)) for i, p in logs.items()})
+                  {i: (p, _last_line(p)) for i, p in logs.items()}, scan.damaged)
     states, evidence, queued_jobs, notes = classify(ev)
     sources = {
-        "results": f"{len(done)} result files",
+        "results": f"{len(done)} result files" + (f", {len(scan.damaged)} damaged" if scan.damaged else ""),
         **view.sources,
         "task logs": f"{len(errors)} error records, {len(logs)} SLURM logs of unfinished partitions",
     }

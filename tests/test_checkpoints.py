@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -17,7 +18,7 @@ from permenum.jobs.collect import collect
 from permenum.jobs.task import TaskInterrupted, run_task
 from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout
-from permenum.records import load_manifest
+from permenum.records import ResultConflict, load_manifest, read_result, write_result
 from permenum.poolgen.write import PoolSettings, write_pool
 from tests.conftest import published
 
@@ -84,10 +85,11 @@ def test_second_result_is_a_duplicate_or_a_conflict(tmp_path: Path) -> None:
     result.with_suffix(".keep").rename(result)
     assert run_task(layout, 0).status == "duplicate"
     assert result.read_bytes() == accepted and first.record.attempt == 1
-    tampered = json.loads(accepted)
-    tampered["solutions"]["weighted"] += 1
-    result.write_text(json.dumps(tampered))
-    with pytest.raises(RuntimeError, match="found"):
+    # an attempt that really counted otherwise (a sound record with other numbers): a conflict, both kept
+    other = read_result(result)
+    result.unlink()
+    write_result(layout, dataclasses.replace(other, weighted=other.weighted + 1))
+    with pytest.raises(ResultConflict, match="found"):
         run_task(layout, 0)
     assert list((layout.results_dir / "duplicates").glob("*.json"))
 

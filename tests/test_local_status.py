@@ -63,3 +63,13 @@ def test_a_submitted_run_still_asks_slurm(run: Path, cli, tmp_path: Path) -> Non
     no_slurm.mkdir()
     proc = cli("status", run, env={"PATH": str(no_slurm)})  # no squeue to be found: proof that it was asked
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "squeue" in proc.stderr, proc.stderr
+
+
+def test_a_damaged_result_is_reported_as_failed(run: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    result = RunLayout(run).result_file(0)
+    result.write_bytes(result.read_bytes()[:-40])  # truncated
+    report = _json(cli, run)
+    assert report["states"]["done"]["partitions"] == [] and report["states"]["failed"]["partitions"] == [0]
+    [why] = report["failed"]["0"]["evidence"]
+    assert why.startswith("result damaged: ") and "unreadable result" in why
+    assert cli("collect", run).returncode == 2  # one line, naming the damaged partition
