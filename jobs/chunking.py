@@ -9,7 +9,6 @@ with very heavy states a launch may outlast the bound: choose --signal-seconds a
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -31,8 +30,6 @@ class ChunkSizer:
     floor: int = 1
 
     def next(self, remaining: int) -> int:
-        if math.isinf(self.bound_seconds):
-            return max(1, remaining)
         take = min(max(self.size, self.floor), remaining)
         return remaining if remaining - take < self.floor else max(1, take)  # no launch below the floor at the end
 

@@ -20,6 +20,7 @@ from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout
 from permenum.records import load_manifest, scan_results
 from permenum.solver.devices import select_devices
+from permenum.solver.registry import check_kernel
 
 
 @dataclass
@@ -53,7 +54,9 @@ def run_local(layout: RunLayout, workers: int = 1, options: TaskOptions | None =
         raise UserError(f"--workers must be at least 1 (got {workers})")
     options.validate()
     manifest = load_manifest(layout)
-    select_devices(options.device)  # an unknown device is refused before anything starts
+    select_devices(options.device)  # an unknown device or kernel is refused before anything starts
+    if options.kernel:
+        check_kernel(manifest.problem, options.kernel, manifest.symmetry)
     todo = pending_partitions(layout)
     summary = LocalRunSummary(skipped=[i for i in range(manifest.num_partitions) if i not in todo])
     rows = {i: manifest.partition(i).rows for i in todo}

@@ -26,9 +26,11 @@ from permenum.jobs.schedule import DeviceState, Scheduler, StopRule
 from permenum.jobs.solutions import write_solutions
 from permenum.jobs.stream import StreamedPartition
 from permenum.jobs.tasklog import TaskLog
+from permenum.errors import UserError
 from permenum.layout import RunLayout
 from permenum.poolgen.write import read_partition
 from permenum.problems import Problem, StateBatch, get_problem
+from permenum.problems.base import exact_sum
 from permenum.records import (DeviceUse, Manifest, PartitionEntry, ResultRecord, Seconds, attempts_so_far,
                               load_manifest, write_failure, write_result)
 from permenum.solver.devices import DeviceRef, select_devices
@@ -70,9 +72,16 @@ def run_task(layout: RunLayout, partition: int, options: TaskOptions | None = No
     except TaskInterrupted:
         raise
     except Exception as exc:
-        if layout.manifest.exists() and partition >= 0:
+        if _is_partition(layout, partition):  # no error file for a partition the pool does not have
             write_failure(layout, partition, exc, TaskEnvironment.read().origin)
         raise
+
+
+def _is_partition(layout: RunLayout, partition: int) -> bool:
+    try:
+        return 0 <= partition < load_manifest(layout).num_partitions
+    except UserError:
+        return False
 
 
 @dataclass
@@ -198,7 +207,7 @@ class _Attempt:
 
     def _sums(self, chunk: StateBatch, out: BatchCounts) -> Partial:
         tally = self.problem.tally(chunk, out.counts, out.solutions, self.manifest.symmetry)
-        nodes = int(np.sum(out.nodes, dtype=np.uint64)) if out.nodes is not None else None
+        nodes = exact_sum(out.nodes) if out.nodes is not None else None
         found = out.solutions.tolist() if out.solutions is not None else None
         return Partial(tally.weighted, tally.raw, tally.classes, nodes, out.kernel_seconds, found, 1)
 

@@ -19,6 +19,19 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def _umask() -> int:
+    """The process's umask: from /proc (Linux), else by setting it and straight back (not thread-safe)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: Path, writer: Callable[[Path], None], *, replace: bool = True) -> None:
     """Call ``writer(tmp)`` on a temporary sibling of ``path``, fsync it, then rename it into place.
 
@@ -27,6 +40,7 @@ def write_atomic(path: Path, writer: Callable[[Path], None], *, replace: bool = 
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes it 0600: a run's files follow the umask, as open() would
     os.close(fd)
     tmp = Path(tmp_name)
     try:

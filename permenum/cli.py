@@ -254,8 +254,14 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
         # a GPU runs best on one large partition per worker: each partition ends in a launch tail
         auto = workers if any(r.is_gpu for r in refs) else AUTO_PARTITIONS
 
-        write_pool(_layout(run), PoolSettings(problem, n, partitions, target_states, seed=seed, symmetry=symmetry,
-                                              balance=balance, auto_partitions=auto))
+        settings = PoolSettings(problem, n, partitions, target_states, seed=seed, symmetry=symmetry, balance=balance,
+                                auto_partitions=auto)
+        settings.validate()
+        if kernel:  # before the pool is built: an unknown kernel would fail every partition after it
+            from permenum.solver.registry import check_kernel
+
+            check_kernel(problem, kernel, settings.resolved_symmetry)
+        write_pool(_layout(run), settings)
         rc = _run_local(run, workers, options)
         if rc == 0:
             rc = _print_collect(run, show_ledger=tmp is None)  # a temporary run is deleted below

@@ -6,6 +6,7 @@ OpenCL side.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from permenum.errors import UserError
@@ -23,10 +24,10 @@ class TaskOptions:
     max_seconds: float | None = None  # checkpoint and stop once an attempt has run this long
 
     def validate(self) -> None:
-        if not self.chunk_seconds > 0:
-            raise UserError(f"--chunk-seconds must be positive (got {self.chunk_seconds})")
-        if self.max_seconds is not None and self.max_seconds < 0:
-            raise UserError(f"--max-seconds must not be negative (got {self.max_seconds})")
+        if not (math.isfinite(self.chunk_seconds) and self.chunk_seconds > 0):
+            raise UserError(f"--chunk-seconds must be a positive number of seconds (got {self.chunk_seconds})")
+        if self.max_seconds is not None and not (math.isfinite(self.max_seconds) and self.max_seconds >= 0):
+            raise UserError(f"--max-seconds must be a number of seconds, 0 or more (got {self.max_seconds})")
 
     def cli_args(self) -> list[str]:
         """The options as `permenum task` arguments (unquoted); those at their default are left out."""

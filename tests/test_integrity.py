@@ -4,7 +4,13 @@ and counted again."""
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import stat
+from fractions import Fraction
 from pathlib import Path
+
+import numpy as np
 
 import pytest
 
@@ -14,7 +20,9 @@ from permenum.jobs.local import pending_partitions
 from permenum.jobs.task import run_task
 from permenum.layout import RunLayout
 from permenum.poolgen.write import PoolSettings, write_pool
-from permenum.records import load_manifest, read_result, scan_results
+from permenum.problems import StateBatch, get_problem
+from permenum.problems.base import exact_sum
+from permenum.records import load_manifest, read_result, scan_results, write_result
 from tests.conftest import published
 
 
@@ -88,3 +96,43 @@ def test_a_damaged_result_is_reported_moved_aside_and_counted_again(tmp_path: Pa
     assert run_task(layout, 1).status == "accepted"
     assert [p.name.split(".bad-")[0] for p in layout.results_dir.glob("*.bad-*")] == ["part-00001.json"]
     assert collect(layout).total == published("nqueens_total", 10)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_files_follow_the_umask(tmp_path: Path, umask: int) -> None:
+    old = os.umask(umask)
+    try:
+        layout = RunLayout(tmp_path / "run")
+        write_pool(layout, PoolSettings("nqueens", 8, 2, target_states=64))
+        run_task(layout, 0)
+    finally:
+        os.umask(old)
+    for path in (layout.manifest, layout.partition_file(1), layout.result_file(0)):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask, path
+
+
+def test_sums_of_counts_cannot_wrap() -> None:
+    """Per-state counts near 2^63, weighted by 8, over more states than one block: numpy's uint64 sum
+    wraps, the tally must not (and the result record and checkpoint keep Python ints)."""
+    rng = np.random.default_rng(5)
+    counts = rng.integers(1 << 62, (1 << 64) - 1, size=(1 << 23) + 1000, dtype=np.uint64)
+    weights = rng.integers(1, 9, size=len(counts), dtype=np.uint8)
+    expected_raw = sum(int(c) for c in counts[::1])
+    assert exact_sum(counts) == expected_raw > 1 << 64
+    sample = slice(0, 5000)
+    assert exact_sum(counts[sample], weights[sample]) == sum(int(c) * int(w) for c, w in zip(counts[sample], weights[sample]))
+    batch = StateBatch(np.zeros((len(counts), 0), np.uint8), weights)
+    tally = get_problem("nqueens").tally(batch, counts, None, "edges")
+    assert tally.raw == expected_raw and tally.weighted == exact_sum(counts, weights)
+    assert int(np.sum(counts, dtype=np.uint64)) != expected_raw  # what the old tally gave
+
+
+def test_a_count_past_2_to_the_64_survives_the_records(tmp_path: Path) -> None:
+    layout = RunLayout(tmp_path / "run")
+    write_pool(layout, PoolSettings("nqueens", 8, 1, target_states=16))
+    record = run_task(layout, 0).record
+    huge = dataclasses.replace(record, weighted=Fraction(3 << 70), raw=(1 << 66) + 1, nodes=1 << 80)
+    layout.result_file(0).unlink()
+    write_result(layout, huge)
+    again = read_result(layout.result_file(0))
+    assert (again.weighted, again.raw, again.nodes) == (Fraction(3 << 70), (1 << 66) + 1, 1 << 80)

@@ -115,3 +115,20 @@ def test_rungs_built_in_slices_are_the_same(problem: str, n: int, monkeypatch: p
     target = len(p.root(n, p.default_symmetry)) + 1  # the next rung passes this hard limit part-way
     capped = generate.climb(p, n, target, 1.0, p.default_symmetry)
     assert "exceeds the hard limit" in capped.stop_reason and capped.rungs[-1] > target
+
+
+def test_numbers_and_kernels_are_checked_before_any_work(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    run = tmp_path / "run"
+    cli("pool", "nqueens", "--n", 8, "--out", run, "--partitions", 2, check=True)
+    for bad in ("nan", "inf", "-1", "0"):
+        _one_line_error(cli("task", run, "--partition", 0, "--chunk-seconds", bad), "--chunk-seconds")
+        _one_line_error(cli("run", run, "--chunk-seconds", bad), "--chunk-seconds")
+    for bad in ("nan", "-1"):
+        _one_line_error(cli("task", run, "--partition", 0, "--max-seconds", bad), "--max-seconds")
+    _one_line_error(cli("task", run, "--partition", 1000000000), "does not exist")
+    assert not list((run / "logs").glob("*.error.json"))  # no error record for a partition the pool lacks
+    _one_line_error(cli("run", run, "--kernel", "dfs"), "has no symmetry 'edges'")
+    assert not (run / "results").exists()
+    other = tmp_path / "never built"
+    _one_line_error(cli("enumerate", "nqueens", 9, "--run-dir", other, "--kernel", "no-such"), "unknown nqueens kernel")
+    assert not other.exists()  # refused before the pool was built

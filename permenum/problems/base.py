@@ -77,6 +77,25 @@ class Tally:
     classes: Fraction | None = None
 
 
+_SUM_BLOCK = 1 << 23  # elements per partial sum: 2^23 x 2^40 < 2^64
+
+
+def exact_sum(values: np.ndarray, weights: np.ndarray | None = None) -> int:
+    """The sum of uint64 ``values`` (each times its uint8 weight), exact as a Python int.
+
+    numpy's uint64 sum wraps silently past 2^64; here each value is split into 32-bit halves, a half
+    times a weight stays below 2^40, and each block of 2^23 such terms sums below 2^64."""
+    v = np.asarray(values).astype(np.uint64, copy=False)
+    lo, hi = v & np.uint64(0xFFFFFFFF), v >> np.uint64(32)
+    if weights is not None:
+        w = np.asarray(weights).astype(np.uint8, copy=False).astype(np.uint64)
+        lo, hi = lo * w, hi * w
+    total = 0
+    for s in range(0, len(v), _SUM_BLOCK):
+        total += int(lo[s:s + _SUM_BLOCK].sum(dtype=np.uint64)) + (int(hi[s:s + _SUM_BLOCK].sum(dtype=np.uint64)) << 32)
+    return total
+
+
 class Walk(Protocol):
     """Random walks down the search tree, one per row, all advancing together (poolgen.cost's probes)."""
 
@@ -131,11 +150,8 @@ class Problem(ABC):
         """Every child of every state one level deeper, dead ends removed, in (parent, value) order."""
 
     def tally(self, batch: StateBatch, counts: np.ndarray, solutions: np.ndarray | None, symmetry: str) -> Tally:
-        """Weighted total from per-state counts; problems that report solutions override this.
-
-        uint64 holds every published total (N-Queens 27 is 2.3e17)."""
-        weighted = int(np.sum(counts.astype(np.uint64) * batch.weight.astype(np.uint64), dtype=np.uint64))
-        return Tally(Fraction(weighted), int(np.sum(counts, dtype=np.uint64)))
+        """Weighted total from per-state counts, exact; problems that report solutions override this."""
+        return Tally(Fraction(exact_sum(counts, batch.weight)), exact_sum(counts))
 
     def known_total(self, n: int) -> int | None:
         return known(self.total_series, n)

@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from permenum.problems.base import Problem, StateBatch, Tally
+from permenum.problems.base import Problem, StateBatch, Tally, exact_sum
 from permenum.problems.costas_symmetry import class_weights, is_costas, symmetries
 
 MAX_N = 32  # 2n-1 row differences per distance fit one 64-bit mask
@@ -118,7 +118,7 @@ class Costas(Problem):
         """Check every array the kernel found (independently of it) and weight it on the host."""
         if solutions is None:
             raise RuntimeError("the Costas kernel returned no arrays")
-        raw = int(np.sum(counts, dtype=np.uint64))
+        raw = exact_sum(counts)
         arrays = [tuple(int(x) for x in row) for row in solutions]
         if len(arrays) != raw or len(set(arrays)) != raw:
             raise RuntimeError(f"kernel reported {raw} arrays but returned {len(set(arrays))} distinct ones")
