@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -24,6 +25,7 @@ from permenum.layout import RunLayout
 MANIFEST_FORMAT = "permenum-pool/3"  # 3: sealed (the sha256 of its own content); 2: N-Queens absolute masks
 RESULT_FORMAT = "permenum-result/2"  # 2: sealed
 FAILURE_FORMAT = "permenum-failure/1"
+_RUN_ID = re.compile(r"[0-9a-f]{32}")  # uuid4().hex: it is embedded in job names and the batch script
 SHUFFLE = "fisher-yates (numpy PCG64 permutation)"  # how every pool so far was shuffled
 
 
@@ -194,6 +196,8 @@ class Manifest:
         for i, part in enumerate(parts):
             if part.index != i:
                 raise ValueError(f"partition entry {i} says it is partition {part.index}")
+        if not _RUN_ID.fullmatch(str(d["run_id"])):
+            raise ValueError(f"run_id {d['run_id']!r} is not 32 hex digits")
         return cls(str(d["run_id"]), str(d["problem"]), int(d["params"]["n"]), str(d["symmetry"]),
                    Generator.from_json(d["generator"]), parts, int(d["totals"]["states"]),
                    int(d["totals"].get("weight", 0)), str(d.get("created", "")), str(d.get("host", "")),

@@ -87,8 +87,10 @@ def check_sbatch_arg(arg: str) -> None:
     name = arg.split("=", 1)[0]
     if not name.startswith("--"):
         name = _SHORT.get(arg[:2], name)
-    if name in PROTECTED:
-        raise UserError(f"--sbatch-arg {arg!r}: {name} is set by permenum ({PROTECTED[name]})")
+    # sbatch (getopt_long) takes any unambiguous abbreviation of a long option: --out= is --output=
+    hit = next((p for p in PROTECTED if len(name) > 2 and p.startswith(name)), None)
+    if hit:
+        raise UserError(f"--sbatch-arg {arg!r}: {hit} is set by permenum ({PROTECTED[hit]})")
 
 
 def job_name(run_id: str, problem: str, n: int) -> str:
@@ -124,9 +126,23 @@ def task_args(options: TaskOptions | None) -> list[str]:
     return [shlex.quote(arg) for arg in options.cli_args()] if options else []
 
 
+def check_run_path(layout: RunLayout) -> None:
+    """SLURM reads ``%`` and ``\\`` in --output as filename patterns: logs would land outside the run."""
+    bad = sorted({c for c in str(layout.root) if c in "%\\"})
+    if bad:
+        raise UserError(f"{layout.root}: SLURM reads {' and '.join(map(repr, bad))} in log file names as a pattern; "
+                        "move the run to a path without them")
+
+
+def _comment(text: str) -> str:
+    """One comment line whatever ``text`` holds (a newline in it would start a command)."""
+    return "# " + "".join(c if c.isprintable() else "?" for c in text)
+
+
 def render(layout: RunLayout, job_name: str, num_partitions: int, options: SbatchOptions, bin_dir: Path,
            title: str) -> str:
     """The sbatch script text; no I/O, so it is compared with a saved copy in the tests."""
+    check_run_path(layout)
     q = shlex.quote
     directives = [
         f"--job-name={q(job_name)}",
@@ -148,7 +164,7 @@ def render(layout: RunLayout, job_name: str, num_partitions: int, options: Sbatc
             *task_args(options.task)]
     lines = [
         "#!/bin/bash",
-        f"# {title}",
+        _comment(title),
         "# Rendered by `permenum submit`. Array index = partition number: `permenum resubmit` runs",
         "# `sbatch --array=<failed partitions> <this file>`; `sbatch <this file>` runs every partition.",
         *(f"#SBATCH {d}" for d in directives),

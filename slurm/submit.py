@@ -162,7 +162,7 @@ def _submit_array(layout: RunLayout, backend: Backend, partitions: list[int], th
 def append_submission(layout: RunLayout, record: dict[str, Any]) -> None:
     """One JSON line per submission, appended and fsynced (an append of one short line is atomic)."""
     line = (json.dumps(record, sort_keys=True) + "\n").encode()
-    fd = os.open(layout.submissions, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = os.open(layout.submissions, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)  # the umask applies
     try:
         os.write(fd, line)
         os.fsync(fd)

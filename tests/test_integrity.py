@@ -22,7 +22,7 @@ from permenum.layout import RunLayout
 from permenum.poolgen.write import PoolSettings, write_pool
 from permenum.problems import StateBatch, get_problem
 from permenum.problems.base import exact_sum
-from permenum.records import load_manifest, read_result, scan_results, write_result
+from permenum.records import load_manifest, read_result, scan_results, write_manifest, write_result
 from tests.conftest import published
 
 
@@ -136,3 +136,10 @@ def test_a_count_past_2_to_the_64_survives_the_records(tmp_path: Path) -> None:
     write_result(layout, huge)
     again = read_result(layout.result_file(0))
     assert (again.weighted, again.raw, again.nodes) == (Fraction(3 << 70), (1 << 66) + 1, 1 << 80)
+
+
+def test_a_run_id_that_could_break_a_script_is_refused(run: RunLayout, tmp_path: Path) -> None:
+    copy = RunLayout(tmp_path / "copy")
+    write_manifest(copy, dataclasses.replace(load_manifest(run), run_id="0" * 31 + "\ntouch /tmp/owned"))
+    with pytest.raises(UserError, match="malformed manifest.*run_id"):
+        load_manifest(copy)

@@ -32,8 +32,8 @@ TASK = TaskOptions(device="NVIDIA CUDA:0", kernel="skip-all", count_nodes=True, 
 TITLE = "permenum array job: nqueens n=20, 1000 partitions, run 0123456789abcdef0123456789abcdef"
 
 
-def _render(run: Path, bin_dir: Path, options: SbatchOptions = OPTIONS) -> str:
-    return render(RunLayout(run), "permenum-nqueens20-0123456789ab", 1000, options, bin_dir, TITLE)
+def _render(run: Path, bin_dir: Path, options: SbatchOptions = OPTIONS, title: str = "") -> str:
+    return render(RunLayout(run), "permenum-nqueens20-0123456789ab", 1000, options, bin_dir, title or TITLE)
 
 
 def test_script_matches_saved_copy() -> None:
@@ -84,13 +84,15 @@ def test_script_passes_every_task_option_quoted() -> None:
 
 
 @pytest.mark.parametrize("arg", ["--array=1-3", "-a1", "--job-name=x", "-J", "--output=/tmp/x", "-e", "--wrap=ls",
-                                 "--time=1", "--gres=gpu:2", "mem=4G", "--mem=1G\n#SBATCH --array=0"])
+                                 "--time=1", "--gres=gpu:2", "mem=4G", "--mem=1G\n#SBATCH --array=0",
+                                 "--out=/tmp/x", "--job=x", "--sig=USR1@1", "--arr=0", "-Jx", "--parsab", "--err=e"])
 def test_protected_and_malformed_sbatch_args_are_refused(arg: str) -> None:
     with pytest.raises(UserError):
         check_sbatch_arg(arg)
 
 
-@pytest.mark.parametrize("arg", ["--mem=4G", "--constraint=a100", "--exclusive", "-N1", "--qos=long"])
+@pytest.mark.parametrize("arg", ["--mem=4G", "--constraint=a100", "--exclusive", "-N1", "--qos=long", "--gres-flags=x",
+                                 "--time-min=10", "--open-mode=append"])
 def test_other_sbatch_args_pass(arg: str) -> None:
     check_sbatch_arg(arg)
 
@@ -234,3 +236,11 @@ def test_dry_run_prints_the_script_and_writes_nothing(tmp_path: Path, cli) -> No
     bad = cli("submit", run, "--dry-run", "--kernel", "dfs")  # the pool's symmetry is edges: dfs cannot run it
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "has no symmetry 'edges'" in bad.stderr
     assert cli("status", tmp_path / "nope").returncode == 2
+
+
+def test_nothing_reaches_the_script_unquoted_and_no_log_lands_outside(tmp_path: Path) -> None:
+    text = _render(Path("/r"), Path("/b"), SbatchOptions(), title="run abc\ntouch /tmp/owned")
+    assert "\ntouch /tmp/owned" not in text and "# run abc?touch /tmp/owned" in text
+    for bad in ("100%", "a\\b"):
+        with pytest.raises(UserError, match="pattern"):
+            _render(tmp_path / bad, Path("/b"), SbatchOptions())
