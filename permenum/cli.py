@@ -91,9 +91,10 @@ def _open_device(device: str | None) -> None:
 @task_options
 @click.option("--max-seconds", type=float, default=None,
               help="Checkpoint and stop (exit 75) once this attempt has run this long (at least one chunk).")
+@click.option("--force", is_flag=True, help="Count a partition that already has a result again (kept as a duplicate).")
 @click.pass_obj
 def task(stop: "StopRequest | None", run: str, partition: int, device: str | None, kernel: str | None, count_nodes: bool,
-         chunk_seconds: float, max_seconds: float | None) -> None:
+         chunk_seconds: float, max_seconds: float | None, force: bool) -> None:
     """Run one partition (what each SLURM array task executes) and write its result file.
 
     On SIGUSR1/SIGTERM (SLURM's --signal before the time limit, preemption, scancel --signal) the task
@@ -105,6 +106,8 @@ def task(stop: "StopRequest | None", run: str, partition: int, device: str | Non
     if partition < 0:
         raise UserError(f"--partition must be non-negative (got {partition})")
     options = _task_options(device, kernel, count_nodes, chunk_seconds, max_seconds)
+    if not force and _already_done(_layout(run), partition):
+        return
     if stop is None:  # invoked without main() (click's test runner): no early handler was installed
         from permenum.jobs.environment import StopRequest
 
@@ -118,7 +121,21 @@ def task(stop: "StopRequest | None", run: str, partition: int, device: str | Non
     r = done.record
     out.print(f"partition {partition}: {exact(r.weighted)} solutions from {r.states} states in "
               f"{r.seconds.total:.2f} s (kernel {r.seconds.kernel:.2f} s) on {'; '.join(d.label for d in r.devices)} "
-              f"[{done.status}, attempt {r.attempt}, resumed from state {r.resumed_from}]")
+              f"[{done.status}, attempt {r.attempt}, resumed from state {r.resumed_from}]", markup=False)
+
+
+def _already_done(layout: RunLayout, partition: int) -> bool:
+    """A partition with a sound result is not counted again (no work done twice): say so, exit 0."""
+    from permenum.records import load_manifest, sound_result
+
+    try:
+        record = sound_result(layout, load_manifest(layout), partition)
+    except UserError:
+        return False  # no such partition (the task says so) or a damaged result (the task replaces it)
+    if record is not None:
+        out.print(f"partition {partition} is done already: {exact(record.weighted)} solutions, attempt {record.attempt} "
+                  f"({layout.result_file(partition)}); nothing to do (--force counts it again)", markup=False)
+    return record is not None
 
 
 def _run_local(run: str, workers: int, options: "TaskOptions") -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +27,7 @@ from permenum.slurm.script import DEFAULT_SIGNAL_SECONDS
 
 if TYPE_CHECKING:
     from permenum.slurm.backend import Backend
+    from permenum.slurm.status import StatusReport
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -130,11 +132,11 @@ def resubmit(run: str, include_missing: bool, force: bool, throttle: int | None,
 def status(run: str, as_json: bool) -> None:
     """Which partitions are done, running, pending, failed or missing (result files + SLURM's view).
 
+    Exits 1 when a partition failed (`permenum resubmit` submits those), else 0.
     A run never submitted (no RUN/slurm/array.sbatch, no RUN/submissions.jsonl) is a local run: only its
     results, error records and checkpoints are read, and no scheduler is asked.
     """
-    from permenum.ranges import compact_ranges
-    from permenum.slurm.status import NOT_ASKED, STATES, gather, was_submitted
+    from permenum.slurm.status import gather, was_submitted
 
     layout = _run_layout(run)
     if was_submitted(layout):
@@ -145,7 +147,16 @@ def status(run: str, as_json: bool) -> None:
         report = gather(layout, None)
     if as_json:
         click.echo(json.dumps(report.as_json()))
-        return
+    else:
+        _print_status(report)
+    if report.states["failed"]:
+        sys.exit(1)
+
+
+def _print_status(report: "StatusReport") -> None:
+    from permenum.ranges import compact_ranges
+    from permenum.slurm.status import NOT_ASKED, STATES
+
     who = f"jobs named {report.job_name}" if report.scheduler_asked else f"scheduler: {NOT_ASKED}"
     out.print(f"{report.run}: {report.num_partitions} partitions, {who}", markup=False)
     table = Table(box=None, show_header=True, pad_edge=False, header_style="bold")
@@ -163,7 +174,9 @@ def status(run: str, as_json: bool) -> None:
     if prog is not None:
         for i, (done, total) in sorted(prog.partial.items()):
             out.print(f"partition {i}: {done}/{total} states checkpointed ({100 * done / max(total, 1):.0f}%)", markup=False)
-        eta = "unknown" if prog.eta_seconds is None else f"{prog.eta_seconds:.0f} s"
+        idle = report.scheduler_asked and not report.queued
+        eta = ("none: nothing is queued" if idle else "unknown" if prog.eta_seconds is None
+               else f"{prog.eta_seconds:.0f} s")
         out.print(f"progress: {prog.states_done}/{prog.states_total} states "
                   f"({100 * prog.states_done / max(prog.states_total, 1):.1f}%), ETA {eta}", markup=False)
     for i in report.states["failed"]:

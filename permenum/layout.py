@@ -51,6 +51,11 @@ class RunLayout:
         return self.slurm_dir / "array.sbatch"
 
     @property
+    def candidate_sbatch_script(self) -> Path:
+        """A newly rendered script while sbatch has not yet accepted it (it then replaces sbatch_script)."""
+        return self.slurm_dir / "array.sbatch.new"
+
+    @property
     def slurm_log_pattern(self) -> Path:
         """The `--output` pattern: SLURM fills in %A (array job id) and %a (array task id = partition)."""
         return self.logs_dir / "%A_%a.out"
@@ -65,6 +70,11 @@ class RunLayout:
             if m:
                 found.append((int(m.group(1)), int(m.group(2)), path))
         return sorted(found)
+
+    @property
+    def lock_file(self) -> Path:
+        """Held by `pool`, `submit` and `resubmit` (permenum.lock)."""
+        return self.root / ".permenum.lock"
 
     @property
     def submissions(self) -> Path:

@@ -397,17 +397,24 @@ def scan_results(layout: RunLayout, manifest: Manifest) -> ResultScan:
     done: dict[int, ResultRecord] = {}
     damaged: dict[int, str] = {}
     for entry in manifest.partitions:
-        path = layout.result_file(entry.index)
-        if not path.exists():
-            continue
         try:
-            record = read_result(path)
-            record.check_belongs(manifest, entry.index, path)
+            record = sound_result(layout, manifest, entry.index)
         except UserError as exc:
             damaged[entry.index] = str(exc)
             continue
-        done[entry.index] = record
+        if record is not None:
+            done[entry.index] = record
     return ResultScan(done, damaged)
+
+
+def sound_result(layout: RunLayout, manifest: Manifest, partition: int) -> ResultRecord | None:
+    """The partition's verified result, None when it has none; UserError when its result is damaged."""
+    path = layout.result_file(partition)
+    if not path.exists():
+        return None
+    record = read_result(path)
+    record.check_belongs(manifest, partition, path)
+    return record
 
 
 def attempts_so_far(layout: RunLayout, partition: int) -> int:

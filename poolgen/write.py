@@ -40,6 +40,7 @@ from permenum import __version__
 from permenum.atomic import sha256_file, write_atomic
 from permenum.errors import UserError
 from permenum.layout import RunLayout
+from permenum.lock import run_lock
 from permenum.poolgen.cost import default_probes, estimate_costs
 from permenum.poolgen.generate import climb
 from permenum.problems import get_problem
@@ -90,8 +91,6 @@ class PoolSettings:
 def _check_target_dir(layout: RunLayout, settings: PoolSettings) -> Manifest | None:
     """Return the existing manifest if it is this very pool; refuse any other non-empty directory."""
     root = layout.root
-    if root.exists() and not root.is_dir():
-        raise UserError(f"{root} exists and is not a directory")
     if layout.manifest.exists():
         existing = load_manifest(layout)
         wanted = {
@@ -109,7 +108,7 @@ def _check_target_dir(layout: RunLayout, settings: PoolSettings) -> Manifest | N
             )
         return existing
     if root.exists():
-        leftovers = [p.name for p in root.iterdir() if p.name != "pool"]
+        leftovers = [p.name for p in root.iterdir() if p.name != "pool" and p != layout.lock_file]
         if leftovers:
             raise UserError(f"{root} is not empty and holds no pool ({', '.join(sorted(leftovers)[:3])} ...); choose another directory")
     return None
@@ -118,6 +117,13 @@ def _check_target_dir(layout: RunLayout, settings: PoolSettings) -> Manifest | N
 def write_pool(layout: RunLayout, settings: PoolSettings) -> tuple[Manifest, bool]:
     """Generate and write the pool; returns (manifest, created). An identical existing pool is kept."""
     settings.validate()
+    if layout.root.exists() and not layout.root.is_dir():
+        raise UserError(f"{layout.root} exists and is not a directory")
+    with run_lock(layout, "pool"):
+        return _write_pool(layout, settings)
+
+
+def _write_pool(layout: RunLayout, settings: PoolSettings) -> tuple[Manifest, bool]:
     existing = _check_target_dir(layout, settings)
     if existing is not None:
         return existing, False
@@ -146,6 +152,7 @@ def write_pool(layout: RunLayout, settings: PoolSettings) -> tuple[Manifest, boo
     if layout.pool_dir.exists():  # an interrupted earlier attempt: no manifest was written, so no pool
         shutil.rmtree(layout.pool_dir)
     layout.pool_dir.mkdir(parents=True)
+    layout.logs_dir.mkdir(exist_ok=True)  # SLURM cannot create its --output directory: a hand `sbatch` needs it
     parts: list[PartitionEntry] = []
     for index, idx in enumerate(groups):
         path = layout.partition_file(index)

@@ -150,6 +150,7 @@ def render(layout: RunLayout, job_name: str, num_partitions: int, options: Sbatc
         f"--output={q(str(layout.slurm_log_pattern))}",
         f"--signal=B:USR1@{options.signal_seconds}",
         "--requeue",
+        "--open-mode=append",  # a requeued task's log keeps its earlier attempts (SLURM truncates by default)
     ]
     if options.time:
         directives.append(f"--time={options.time}")

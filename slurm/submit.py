@@ -16,12 +16,14 @@ import datetime as dt
 import json
 import os
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from permenum.atomic import write_bytes_atomic
 from permenum.errors import UserError
 from permenum.ranges import compact_ranges
 from permenum.layout import RunLayout
+from permenum.lock import run_lock
 from permenum.records import Manifest, load_manifest
 from permenum.slurm.backend import Backend, Submitted
 from permenum.slurm.queue import array_spec
@@ -61,6 +63,12 @@ def check_kernel(manifest: Manifest, task: TaskOptions | None) -> None:
 def submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: bool = False,
            backend_note: str = "") -> tuple[Outcome, StatusReport]:
     """Render the script and submit every partition that is neither done nor queued."""
+    with run_lock(layout, "submit"):
+        return _submit(layout, backend, options, force, backend_note)
+
+
+def _submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: bool,
+            backend_note: str) -> tuple[Outcome, StatusReport]:
     manifest = load_manifest(layout)
     text = render_script(layout, manifest, options)
     report = gather(layout, backend, backend_note)
@@ -73,8 +81,11 @@ def submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: b
                        "the others have results", []), report
     _refuse_while_queued(report, force, "submit")
     check_array_size(todo, backend.config())
-    write_bytes_atomic(layout.sbatch_script, text.encode())
-    return _submit_array(layout, backend, todo, options.throttle, "submit", _as_record(options)), report
+    # the script replaces the last one only once sbatch accepted it: `resubmit` must not inherit rejected options
+    write_bytes_atomic(layout.candidate_sbatch_script, text.encode())
+    outcome = _submit_array(layout, backend, todo, options.throttle, "submit", _as_record(options),
+                            layout.candidate_sbatch_script)
+    return outcome, report
 
 
 def _as_record(options: SbatchOptions) -> dict[str, Any]:
@@ -88,6 +99,12 @@ def resubmit(layout: RunLayout, backend: Backend, include_missing: bool = False,
              backend_note: str = "") -> tuple[Outcome, StatusReport]:
     """Submit the failed partitions (and the missing ones if asked) with the script `submit` wrote."""
     SbatchOptions(throttle=throttle).validate()
+    with run_lock(layout, "resubmit"):
+        return _resubmit(layout, backend, include_missing, force, throttle, dry_run, backend_note)
+
+
+def _resubmit(layout: RunLayout, backend: Backend, include_missing: bool, force: bool, throttle: int | None,
+              dry_run: bool, backend_note: str) -> tuple[Outcome, StatusReport]:
     report = gather(layout, backend, backend_note)
     if report.complete:
         return Outcome(f"nothing to resubmit: all {report.num_partitions} partitions have results", []), report
@@ -137,10 +154,13 @@ def check_array_size(partitions: list[int], config: dict[str, str]) -> None:
 
 
 def _submit_array(layout: RunLayout, backend: Backend, partitions: list[int], throttle: int | None, kind: str,
-                  options: dict[str, Any] | None) -> Outcome:
+                  options: dict[str, Any] | None, script: Path | None = None) -> Outcome:
+    """sbatch ``script`` (default: the run's script) over ``partitions``; once accepted, it is the run's script."""
     spec = array_spec(partitions, throttle)
     layout.logs_dir.mkdir(parents=True, exist_ok=True)  # SLURM cannot create the --output directory
-    submitted = backend.submit(layout.sbatch_script, [f"--array={spec}"])
+    submitted = backend.submit(script or layout.sbatch_script, [f"--array={spec}"])
+    if script is not None and script != layout.sbatch_script:
+        os.replace(script, layout.sbatch_script)  # sbatch has its own copy of the script
     record = {
         "time": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "kind": kind,

@@ -24,7 +24,11 @@ def slurm(info: cluster.ClusterInfo, *args: str) -> str:
 
 
 def status(cli, info: cluster.ClusterInfo, run: Path) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    return json.loads(cli("status", run, "--json", env=info.env, check=True).stdout)
+    proc = cli("status", run, "--json", env=info.env)
+    assert proc.returncode in (0, 1), proc.stderr  # 1: some partition failed
+    report = json.loads(proc.stdout)
+    assert (proc.returncode == 1) == bool(report["states"]["failed"]["partitions"])
+    return report
 
 
 def partition_states(report: dict[str, Any]) -> dict[str, list[int]]:

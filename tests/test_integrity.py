@@ -19,6 +19,7 @@ from permenum.jobs.collect import collect
 from permenum.jobs.local import pending_partitions
 from permenum.jobs.task import run_task
 from permenum.layout import RunLayout
+from permenum.lock import run_lock
 from permenum.poolgen.write import PoolSettings, write_pool
 from permenum.problems import StateBatch, get_problem
 from permenum.problems.base import exact_sum
@@ -143,3 +144,16 @@ def test_a_run_id_that_could_break_a_script_is_refused(run: RunLayout, tmp_path:
     write_manifest(copy, dataclasses.replace(load_manifest(run), run_id="0" * 31 + "\ntouch /tmp/owned"))
     with pytest.raises(UserError, match="malformed manifest.*run_id"):
         load_manifest(copy)
+
+
+def test_one_writer_at_a_time_per_run(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    layout = RunLayout(tmp_path / "run")
+    with run_lock(layout, "pool"):  # another `pool`, `submit` or `resubmit` is at work on it
+        busy = cli("pool", "nqueens", "--n", 8, "--out", layout.root)
+        assert busy.returncode == 2 and busy.stderr.count("\n") == 1 and "is busy" in busy.stderr
+        assert not layout.manifest.exists()
+    cli("pool", "nqueens", "--n", 8, "--out", layout.root, check=True)  # the lock went with its holder
+    with run_lock(layout, "submit"):
+        for command in ("submit", "resubmit"):
+            busy = cli(command, layout.root)
+            assert busy.returncode == 2 and "is busy" in busy.stderr, busy.stderr

@@ -24,7 +24,10 @@ def run(tmp_path: Path, cli, monkeypatch: pytest.MonkeyPatch) -> Path:  # type: 
 
 
 def _json(cli, root: Path) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    return json.loads(cli("status", root, "--json", check=True).stdout)
+    proc = cli("status", root, "--json")
+    report = json.loads(proc.stdout)
+    assert proc.returncode == (1 if report["states"]["failed"]["partitions"] else 0), proc.stderr
+    return report
 
 
 def test_local_run_asks_no_scheduler(run: Path, cli) -> None:  # type: ignore[no-untyped-def]
@@ -48,7 +51,7 @@ def test_failure_record_makes_a_local_partition_failed(run: Path, cli) -> None: 
     assert report["states"]["failed"]["partitions"] == [1] and report["states"]["missing"]["partitions"] == [2]
     [why] = report["failed"]["1"]["evidence"]
     assert why.startswith("task error: ") and "corrupted" in why
-    human = cli("status", run, check=True).stdout
+    human = cli("status", run).stdout
     assert "failed 1:" in human and "corrupted" in human
 
 
@@ -73,3 +76,10 @@ def test_a_damaged_result_is_reported_as_failed(run: Path, cli) -> None:  # type
     [why] = report["failed"]["0"]["evidence"]
     assert why.startswith("result damaged: ") and "unreadable result" in why
     assert cli("collect", run).returncode == 2  # one line, naming the damaged partition
+
+
+def test_a_done_partition_is_not_counted_again_unless_forced(run: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    again = cli("task", run, "--partition", 0, check=True)
+    assert "is done already" in again.stdout and not (RunLayout(run).results_dir / "duplicates").exists()
+    forced = cli("task", run, "--partition", 0, "--force", check=True)
+    assert "[duplicate, attempt 2, resumed from state 0]" in forced.stdout  # rich's markup does not eat it

@@ -34,7 +34,9 @@ def test_full_flow_through_slurm(slurm_cluster: cluster.ClusterInfo, tmp_path: P
     assert "submitted job" in proc.stdout and "--array=0-7%2" in proc.stdout
     [record] = submissions(run)
     assert record["kind"] == "submit" and record["array"] == "0-7%2" and record["job_id"] > 0
-    assert record["command"][:2] == ["sbatch", "--parsable"] and record["command"][-1] == str(run / "slurm" / "array.sbatch")
+    # sbatch got the new script under its candidate name; once accepted it became the run's script
+    assert record["command"][:2] == ["sbatch", "--parsable"] and record["command"][-1] == str(run / "slurm" / "array.sbatch.new")
+    assert record["script"] == str(run / "slurm" / "array.sbatch") and not (run / "slurm" / "array.sbatch.new").exists()
     assert record["options"]["kernel"] == "skip-all" and record["options"]["count_nodes"] is True
     script = (run / "slurm" / "array.sbatch").read_text()
     exec_line = script.rstrip().splitlines()[-1]
@@ -79,8 +81,9 @@ def test_failure_and_recovery(slurm_cluster: cluster.ClusterInfo, tmp_path: Path
         assert f"job {first_job}_{i} FAILED" in evidence and "corrupted" in evidence
         assert report["failed"][i]["log"].endswith(f"{first_job}_{i}.out")
     assert report["states"]["failed"]["compact"] == "2,5"
-    human = cli("status", run, env=slurm_cluster.env, check=True).stdout
-    assert any(line.split()[:3] == ["failed", "2", "2,5"] for line in human.splitlines()), human
+    proc = cli("status", run, env=slurm_cluster.env)
+    assert proc.returncode == 1  # failed partitions: status says so in its exit code too
+    assert any(line.split()[:3] == ["failed", "2", "2,5"] for line in proc.stdout.splitlines()), proc.stdout
 
     for i, p in broken.items():  # the cause is removed
         p.write_bytes(good[i])
