@@ -26,9 +26,11 @@ class Collected:
     missing: list[int]
     total: int
     known_total: int | None
+    ledger: pa.Table  # the ledger's rows, as written (or as they would have been: see ledger_error)
     classes: int | None = None
     known_classes: int | None = None
     seconds: list[float] = field(default_factory=list)
+    ledger_error: str | None = None  # why ledger.parquet could not be written (a read-only run, a full disk)
 
     @property
     def complete(self) -> bool:
@@ -79,16 +81,26 @@ def collect(layout: RunLayout) -> Collected:
     records = [scan.done[i] for i in sorted(scan.done)]
     missing = [i for i in range(manifest.num_partitions) if i not in scan.done]
     table = pa.Table.from_pylist([_ledger_row(r, manifest) for r in records], schema=_LEDGER_SCHEMA)
-    buf = io.BytesIO()
-    pq.write_table(table, buf, compression="zstd")
-    write_bytes_atomic(layout.ledger, buf.getvalue())
+    ledger_error = _write_ledger(layout, table)
     problem = get_problem(manifest.problem)
     total = _exact_sum([r.weighted for r in records], "total")
     classes = None
     if records and all(r.classes is not None for r in records):
         classes = _exact_sum([r.classes for r in records], "number of classes")
-    return Collected(manifest, records, missing, total, problem.known_total(manifest.n), classes,
-                     problem.known_classes(manifest.n), [r.seconds.total for r in records])
+    return Collected(manifest, records, missing, total, problem.known_total(manifest.n), table, classes,
+                     problem.known_classes(manifest.n), [r.seconds.total for r in records], ledger_error)
+
+
+def _write_ledger(layout: RunLayout, table: pa.Table) -> str | None:
+    """Write ledger.parquet; None, or why it could not be written. A finished run shared read-only, or a
+    full disk, must still be reportable: the totals come from the verified results, not from the ledger."""
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd")
+    try:
+        write_bytes_atomic(layout.ledger, buf.getvalue())
+    except OSError as exc:
+        return f"{exc.strerror or exc} ({layout.ledger})"
+    return None
 
 
 def _exact_sum(values: list[Fraction], what: str) -> int:

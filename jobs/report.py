@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
-import pyarrow.parquet as pq
 
 from permenum.atomic import write_atomic
 from permenum.errors import UserError
@@ -115,7 +114,7 @@ def build_report(layout: RunLayout) -> Report:
     collected = collect(layout)
     if not collected.records:
         raise UserError(f"{layout.root} has no results yet: run its partitions first (`permenum run` or `permenum submit`)")
-    rows = pq.read_table(layout.ledger).to_pylist()
+    rows = collected.ledger.to_pylist()
     parts = [PartitionTime(int(r["partition"]), float(r["seconds_total"]), float(r["seconds_kernel"]), int(r["states"]),
                            float(Fraction(r["solutions_weighted"])), r["estimated_cost"], r.get("measured_cost"),
                            r["devices"] or "?") for r in rows]

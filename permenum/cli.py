@@ -26,6 +26,7 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 EXIT_USAGE = 2
 EXIT_INCOMPLETE = 1
+EXIT_OS = 74  # EX_IOERR: the operating system refused (disk full, read-only, permissions); nothing was damaged
 
 
 def _layout(run: str) -> RunLayout:
@@ -183,7 +184,9 @@ def _print_collect(run: str, show_ledger: bool = True) -> int:
     if c.seconds:
         kernel = sum(r.seconds.kernel for r in c.records)
         out.print(f"time per partition: min {lo:.3f} s, median {med:.3f} s, max {hi:.3f} s; kernel time {kernel:.3f} s")
-    if show_ledger:
+    if c.ledger_error:
+        err.print(f"note: ledger not written: {c.ledger_error}", markup=False)
+    elif show_ledger:
         out.print(f"ledger: {_layout(run).ledger}")
     if c.missing:
         err.print(f"[red]incomplete:[/red] {len(c.missing)} partitions have no result: {compact_ranges(c.missing)}")
@@ -315,8 +318,10 @@ def main() -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(EXIT_USAGE)
-    except SystemExit:
-        raise
+    except OSError as exc:  # disk full, read-only, permissions: what the system said, on one line
+        where = f": {exc.filename}" if exc.filename else ""
+        err.print(f"error: {exc.strerror or exc}{where}", soft_wrap=True, markup=False)
+        sys.exit(EXIT_OS)
 
 
 if __name__ == "__main__":

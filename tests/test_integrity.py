@@ -7,6 +7,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import stat
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
 
@@ -157,3 +160,48 @@ def test_one_writer_at_a_time_per_run(tmp_path: Path, cli) -> None:  # type: ign
         for command in ("submit", "resubmit"):
             busy = cli(command, layout.root)
             assert busy.returncode == 2 and "is busy" in busy.stderr, busy.stderr
+
+
+@contextmanager
+def _mounted(*mount_args: str, target: Path) -> Iterator[None]:
+    """A real mount (root only: the tests' SLURM cluster needs root too); unmounted afterwards."""
+    target.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["mount", *mount_args, str(target)], check=True, capture_output=True)
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", "-l", str(target)], check=True, capture_output=True)
+
+
+def _mounts_allowed(tmp_path: Path) -> bool:
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    ok = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(probe)], capture_output=True).returncode == 0
+    if ok:
+        subprocess.run(["umount", str(probe)], check=True)
+    return ok
+
+
+def test_a_finished_run_shared_read_only_is_still_reportable(run: RunLayout, tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    if not _mounts_allowed(tmp_path):
+        pytest.skip("needs mount (root): a read-only bind mount is the only read-only directory root cannot write")
+    view = tmp_path / "shared"
+    with _mounted("--bind", str(run.root), target=view):
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(view)], check=True, capture_output=True)
+        proc = cli("collect", view)
+        assert proc.returncode == 0 and f"total {published('nqueens_total', 9)} " in proc.stdout, proc.stderr
+        assert "ledger not written" in proc.stderr and proc.stderr.count("\n") == 1
+        for command in (("status", view), ("report", view)):
+            proc = cli(*command)
+            assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_a_full_disk_is_one_line_and_damages_nothing(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    if not _mounts_allowed(tmp_path):
+        pytest.skip("needs mount (root) for a small tmpfs")
+    disk = tmp_path / "disk"
+    with _mounted("-t", "tmpfs", "-o", "size=256k", "tmpfs", target=disk):
+        proc = cli("pool", "nqueens", "--n", 14, "--out", disk / "run", "-S", 200000)
+        assert proc.returncode == 74 and proc.stderr.count("\n") == 1, proc.stderr
+        assert proc.stderr.startswith("error: ") and "No space left on device" in proc.stderr
+        assert not (disk / "run" / "manifest.json").exists()  # no pool: the manifest is written last
