@@ -1,10 +1,19 @@
 """A task's environment, read in one place (cf. submitit's JobEnvironment), and the rules it follows
 there: which signals ask it to stop, and whether a stopped task requeues itself.
 
-SIGUSR1 (``--signal=B:USR1@S`` before the time limit, ``scancel --signal=USR1``), SIGTERM
-(preemption, ``scancel``) and SIGINT (Ctrl-C) ask the task to stop after its current chunk, with a
-checkpoint. A stopped task under SLURM requeues its own array element, at most MAX_REQUEUES times
-(then the partition is left to ``permenum resubmit``); elsewhere it says how to resume.
+SIGUSR1, SIGTERM and SIGINT ask the task to stop after its current chunk, with a checkpoint. Then,
+under SLURM (README "Checkpoints, signals and requeue"):
+
+* SIGUSR1 is the time limit's warning (``--signal=B:USR1@S``) or a user's ``scancel --signal=USR1``
+  asking for a checkpoint: the task requeues its element.
+* SIGTERM is what SLURM sends on ``scancel``, on preemption, at the time limit and on an
+  administrator's ``scontrol requeue``; the controller's record of the element tells them apart
+  (permenum.slurm.requeue.why_signalled). Cancelled: the user stopped it: it exits for good
+  (``permenum resubmit`` resumes it later from its checkpoint). Requeued by SLURM already: it just
+  exits. Preempted, time limit, or no answer: it requeues itself.
+* At most MAX_REQUEUES requeues, then the partition is left to ``permenum resubmit``.
+
+Elsewhere (the local executor, a shell) the task says how to resume.
 """
 
 from __future__ import annotations
@@ -46,14 +55,21 @@ class TaskEnvironment:
     def under_slurm(self) -> bool:
         return self.origin.slurm_job_id is not None
 
-    def after_interrupt(self) -> str:
-        """What a task that stopped with a checkpoint does next: requeue itself under SLURM (below
-        MAX_REQUEUES), else leave the resume to the user; returns a one-line account."""
-        if self.under_slurm and (self.origin.slurm_restart_count or 0) < MAX_REQUEUES:
-            from permenum.slurm.requeue import requeue_self
+    def after_interrupt(self, signum: int | None) -> str:
+        """What a task that stopped with a checkpoint on ``signum`` does next (the module's rule);
+        returns a one-line account."""
+        if not self.under_slurm:
+            return "run it again to resume"
+        from permenum.slurm.requeue import requeue_self, why_signalled
 
-            return requeue_self(self.origin)
-        return "run it again to resume"
+        why = why_signalled(self.origin) if signum == signal.SIGTERM else "stop signal"
+        if why == "cancelled":
+            return "cancelled: stopped for good (`permenum resubmit` resumes it from its checkpoint)"
+        if why == "requeued":
+            return "requeued by SLURM already"
+        if (self.origin.slurm_restart_count or 0) >= MAX_REQUEUES:
+            return f"{why}: requeued {MAX_REQUEUES} times already, left to `permenum resubmit`"
+        return f"{why}: {requeue_self(self.origin)}"
 
 
 class StopRequest:
@@ -61,6 +77,7 @@ class StopRequest:
 
     def __init__(self, announce: Callable[[str], None] | None = None) -> None:
         self.event = threading.Event()
+        self.signum: int | None = None  # the last stop signal received (it decides requeue or not)
         self._announce = announce
 
     def install(self, signals: tuple[int, ...] = STOP_SIGNALS, release: bool = False) -> None:
@@ -68,6 +85,7 @@ class StopRequest:
         def handler(signum: int, _frame: object) -> None:
             if self._announce:
                 self._announce(f"permenum: got {signal.Signals(signum).name}; stopping after the current chunk")
+            self.signum = signum
             self.event.set()
 
         for sig in signals:

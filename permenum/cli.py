@@ -117,7 +117,7 @@ def task(stop: "StopRequest | None", run: str, partition: int, device: str | Non
     try:
         done = run_task(_layout(run), partition, options, stop.event)
     except TaskInterrupted as exc:
-        err.print(f"{exc}; {TaskEnvironment.read().after_interrupt()}")
+        err.print(f"{exc}; {TaskEnvironment.read().after_interrupt(stop.signum)}", markup=False)
         sys.exit(EXIT_INTERRUPTED)
     r = done.record
     out.print(f"partition {partition}: {exact(r.weighted)} solutions from {r.states} states in "

@@ -111,3 +111,36 @@ def test_repeated_usr1_interruptions_stay_exact(slurm_cluster: cluster.ClusterIn
     log = _log(layout)
     assert log.count("stopping at state") >= 5 and log.count("resuming from checkpoint") >= 5, log
     assert record["attempt"] >= 6
+
+
+def test_scancel_stops_the_task_for_good_and_resubmit_resumes(slurm_cluster: cluster.ClusterInfo, tmp_path: Path,
+                                                              cli) -> None:  # type: ignore[no-untyped-def]
+    layout = _pool(cli, tmp_path / "scancel")
+    cli("submit", layout.root, "--chunk-seconds", "1", env=_job_env(slurm_cluster), check=True)
+    job = submissions(layout.root)[0]["job_id"]
+    _wait_for(lambda: layout.checkpoint_file(0).exists() and "attempt 1" in _log(layout), "a first checkpoint")
+    time.sleep(1.5)
+    slurm(slurm_cluster, "scancel", f"{job}_0")  # SIGTERM, as on preemption: the element's state tells them apart
+    report = wait_idle(cli, slurm_cluster, layout.root)
+    assert partition_states(report)["failed"] == [0], report
+    assert "CANCELLED" in " ".join(report["failed"]["0"]["evidence"]), report
+    assert len(re.findall(r"pid \d+: attempt \d+:", _log(layout))) == 1  # not requeued
+    assert "stopping at state" in _log(layout)  # it checkpointed on its way out
+    assert "cancelled: stopped for good" in (layout.logs_dir / f"{job}_0.out").read_text()
+    cli("resubmit", layout.root, env=_job_env(slurm_cluster), check=True)
+    record = _finish_exact(cli, slurm_cluster, layout)
+    assert record["resumed_from"] > 0 and record["attempt"] == 2
+
+
+def test_an_administrators_requeue_is_a_clean_requeue(slurm_cluster: cluster.ClusterInfo, tmp_path: Path,
+                                                      cli) -> None:  # type: ignore[no-untyped-def]
+    layout = _pool(cli, tmp_path / "admin requeue")
+    cli("submit", layout.root, "--chunk-seconds", "1", env=_job_env(slurm_cluster), check=True)
+    job = submissions(layout.root)[0]["job_id"]
+    _wait_for(lambda: layout.checkpoint_file(0).exists() and "attempt 1" in _log(layout), "a first checkpoint")
+    time.sleep(1.5)
+    slurm(slurm_cluster, "scontrol", "requeue", f"{job}_0")
+    record = _finish_exact(cli, slurm_cluster, layout)
+    assert record["resumed_from"] > 0 and record["attempt"] >= 2
+    slurm_log = (layout.logs_dir / f"{job}_0.out").read_text()
+    assert "Traceback" not in slurm_log and "stopping at state" in _log(layout), slurm_log

@@ -19,6 +19,8 @@ from permenum.layout import RunLayout
 from permenum.slurm import queue
 from permenum.slurm.backend import pyslurm_matches
 from permenum.slurm.queue import TaskState
+from permenum.slurm.queue import parse_key_values
+from permenum.slurm.requeue import classify_end
 from permenum.slurm.script import SbatchOptions, check_sbatch_arg, render
 from permenum.slurm.status import Evidence, classify
 from permenum.slurm.submit import check_array_size
@@ -244,3 +246,18 @@ def test_nothing_reaches_the_script_unquoted_and_no_log_lands_outside(tmp_path: 
     for bad in ("100%", "a\\b"):
         with pytest.raises(UserError, match="pattern"):
             _render(tmp_path / bad, Path("/b"), SbatchOptions())
+
+
+def test_why_an_element_was_signalled_from_recorded_scontrol_lines() -> None:
+    """Recorded on the test cluster (Slurm 22.05) in a SIGTERM trap: after `scancel` and after
+    `scontrol requeue` the element reads COMPLETING either way; the other fields tell them apart."""
+    cancelled = parse_key_values((DATA / "scontrol_cancelling.txt").read_text().splitlines()[0])
+    requeued = parse_key_values((DATA / "scontrol_requeueing.txt").read_text().splitlines()[0])
+    assert cancelled["JobState"] == requeued["JobState"] == "COMPLETING"
+    assert classify_end(cancelled, 0) == "cancelled"
+    assert classify_end(requeued, 0) == "requeued"
+    timed_out = {**cancelled, "StartTime": "2026-11-23T10:00:00", "EndTime": "2026-11-23T10:02:00", "TimeLimit": "00:02:00"}
+    assert classify_end(timed_out, 0) == "time limit"
+    assert classify_end({**cancelled, "PreemptTime": "2026-11-23T10:01:00"}, 0) == "preempted"
+    assert classify_end({**cancelled, "EndTime": "Unknown"}, 0) == "unknown"
+    assert classify_end({**requeued, "Restarts": "3"}, 3) != "requeued"  # its own restarts are not a new requeue
