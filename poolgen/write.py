@@ -119,8 +119,14 @@ def write_pool(layout: RunLayout, settings: PoolSettings) -> tuple[Manifest, boo
     settings.validate()
     if layout.root.exists() and not layout.root.is_dir():
         raise UserError(f"{layout.root} exists and is not a directory")
-    with run_lock(layout, "pool"):
-        return _write_pool(layout, settings)
+    created = not layout.root.exists()
+    try:
+        with run_lock(layout, "pool"):
+            return _write_pool(layout, settings)
+    except BaseException:
+        if created:  # refused or failed: leave no directory behind (all in it was this call's, under its lock)
+            shutil.rmtree(layout.root, ignore_errors=True)
+        raise
 
 
 def _write_pool(layout: RunLayout, settings: PoolSettings) -> tuple[Manifest, bool]:

@@ -60,6 +60,15 @@ def _finish_exact(cli, info: cluster.ClusterInfo, layout: RunLayout) -> dict[str
     return json.loads(layout.result_file(0).read_text())
 
 
+def _submitted_and_checkpointed(cli, info: cluster.ClusterInfo, run: Path) -> tuple[RunLayout, int]:  # type: ignore[no-untyped-def]
+    """One partition submitted in 1-second chunks, running, with a first checkpoint behind it."""
+    layout = _pool(cli, run)
+    cli("submit", layout.root, "--chunk-seconds", "1", env=_job_env(info), check=True)
+    _wait_for(lambda: layout.checkpoint_file(0).exists() and "attempt 1" in _log(layout), "a first checkpoint")
+    time.sleep(1.5)
+    return layout, int(submissions(layout.root)[0]["job_id"])
+
+
 def test_time_limit_signal_checkpoints_requeues_and_resumes(slurm_cluster: cluster.ClusterInfo, tmp_path: Path,
                                                             cli) -> None:  # type: ignore[no-untyped-def]
     # No mirror symmetry: twice the work (about 70 s), longer than the signal's due time (30 s into
@@ -77,10 +86,7 @@ def test_time_limit_signal_checkpoints_requeues_and_resumes(slurm_cluster: clust
 
 def test_kill_9_then_resubmit_resumes_from_last_checkpoint(slurm_cluster: cluster.ClusterInfo, tmp_path: Path,
                                                            cli) -> None:  # type: ignore[no-untyped-def]
-    layout = _pool(cli, tmp_path / "kill 9")
-    cli("submit", layout.root, "--chunk-seconds", "1", env=_job_env(slurm_cluster), check=True)
-    _wait_for(lambda: layout.checkpoint_file(0).exists() and "attempt 1" in _log(layout), "a first checkpoint")
-    time.sleep(1.5)
+    layout, _ = _submitted_and_checkpointed(cli, slurm_cluster, tmp_path / "kill 9")
     pid = int(re.findall(r"pid (\d+): attempt", _log(layout))[-1])
     os.kill(pid, signal.SIGKILL)
     report = wait_idle(cli, slurm_cluster, layout.root)
@@ -115,11 +121,7 @@ def test_repeated_usr1_interruptions_stay_exact(slurm_cluster: cluster.ClusterIn
 
 def test_scancel_stops_the_task_for_good_and_resubmit_resumes(slurm_cluster: cluster.ClusterInfo, tmp_path: Path,
                                                               cli) -> None:  # type: ignore[no-untyped-def]
-    layout = _pool(cli, tmp_path / "scancel")
-    cli("submit", layout.root, "--chunk-seconds", "1", env=_job_env(slurm_cluster), check=True)
-    job = submissions(layout.root)[0]["job_id"]
-    _wait_for(lambda: layout.checkpoint_file(0).exists() and "attempt 1" in _log(layout), "a first checkpoint")
-    time.sleep(1.5)
+    layout, job = _submitted_and_checkpointed(cli, slurm_cluster, tmp_path / "scancel")
     slurm(slurm_cluster, "scancel", f"{job}_0")  # SIGTERM, as on preemption: the element's state tells them apart
     report = wait_idle(cli, slurm_cluster, layout.root)
     assert partition_states(report)["failed"] == [0], report
@@ -134,11 +136,7 @@ def test_scancel_stops_the_task_for_good_and_resubmit_resumes(slurm_cluster: clu
 
 def test_an_administrators_requeue_is_a_clean_requeue(slurm_cluster: cluster.ClusterInfo, tmp_path: Path,
                                                       cli) -> None:  # type: ignore[no-untyped-def]
-    layout = _pool(cli, tmp_path / "admin requeue")
-    cli("submit", layout.root, "--chunk-seconds", "1", env=_job_env(slurm_cluster), check=True)
-    job = submissions(layout.root)[0]["job_id"]
-    _wait_for(lambda: layout.checkpoint_file(0).exists() and "attempt 1" in _log(layout), "a first checkpoint")
-    time.sleep(1.5)
+    layout, job = _submitted_and_checkpointed(cli, slurm_cluster, tmp_path / "admin requeue")
     slurm(slurm_cluster, "scontrol", "requeue", f"{job}_0")
     record = _finish_exact(cli, slurm_cluster, layout)
     assert record["resumed_from"] > 0 and record["attempt"] >= 2
