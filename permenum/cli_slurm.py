@@ -211,7 +211,7 @@ def cluster() -> None:
 
 @cluster.command(name="up")
 @_state_dir_option
-@click.option("--cpus", type=int, default=None, help="CPUs the node offers (default: all of this machine's).")
+@click.option("--cpus", type=click.IntRange(min=1), default=None, help="CPUs the node offers (default: all of this machine's).")
 def cluster_up(state_dir: str | None, cpus: int | None) -> None:
     """Start the daemons (installing slurm-wlm and munge if missing) and print the SLURM_CONF to export."""
     from permenum.slurm import cluster as c

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import os
 import shutil
 import socket
 import uuid
@@ -48,6 +49,8 @@ from permenum.records import Generator, Manifest, PartitionEntry, load_manifest,
 
 DEFAULT_TARGET = 1 << 16
 DEFAULT_FACTOR = 4.0
+#: Peak bytes per state while a pool is built (climb, cost walks, Parquet): N-Queens 24, 91.7 M states, 16.6 GB.
+BYTES_PER_STATE = 200
 BALANCE_MODES = ("cost", "rows")
 AUTO_PARTITIONS = 4
 
@@ -82,6 +85,17 @@ class PoolSettings:
             raise UserError(f"--balance must be one of {', '.join(BALANCE_MODES)} (got {self.balance!r})")
         if self.cost_probes is not None and self.cost_probes < 1:
             raise UserError(f"the number of cost probes must be at least 1 (got {self.cost_probes})")
+        self.check_memory()
+
+    def check_memory(self) -> None:
+        """Refuse, up front, a pool whose climb could not fit in this machine's memory: a rung may
+        reach hard_factor x target states, each costing about BYTES_PER_STATE while the pool is built."""
+        need = self.target_states * self.hard_factor * BYTES_PER_STATE
+        have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        if need > have:
+            raise UserError(f"--target-states {self.target_states}: its climb may hold up to {self.hard_factor:g} x that "
+                            f"many states, about {need / 2**30:,.0f} GiB while the pool is built; this machine has "
+                            f"{have / 2**30:,.0f} GiB (use a smaller --target-states)")
 
     @property
     def resolved_symmetry(self) -> str:

@@ -42,6 +42,22 @@ PROTECTED = {
 }
 _SHORT = {"-a": "--array", "-J": "--job-name", "-o": "--output", "-e": "--error", "-t": "--time",
           "-p": "--partition", "-A": "--account"}
+#: SLURM keeps a time limit as 32-bit minutes, with the top values reserved (INFINITE, NO_VAL).
+MAX_TIME_MINUTES = 0xFFFFFFFD
+
+
+def _minutes(limit: str) -> int:
+    """Minutes of a limit `_TIME` accepts (sbatch: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S); 0 for UNLIMITED."""
+    if limit.upper() in ("UNLIMITED", "INFINITE"):
+        return 0
+    days, _, rest = limit.rpartition("-")
+    parts = [int(p) for p in rest.split(":")]
+    if days:  # D-H[:M[:S]]
+        hours, minutes = parts[0], (parts[1] if len(parts) > 1 else 0)
+        return int(days) * 1440 + hours * 60 + minutes
+    return parts[0] if len(parts) <= 2 else parts[0] * 60 + parts[1]  # M[:S] or H:M:S
+
+
 _TIME = re.compile(r"^(\d+-)?\d+(:\d{1,2}){0,2}$|^(UNLIMITED|INFINITE)$", re.IGNORECASE)
 
 
@@ -67,6 +83,9 @@ class SbatchOptions:
             raise UserError(f"--gpus-per-task must be at least 1 (got {self.gpus_per_task})")
         if self.time is not None and not _TIME.match(self.time):
             raise UserError(f"--time {self.time!r} is not a SLURM time limit (e.g. 01:30:00, 2-00:00:00, 90)")
+        if self.time is not None and _minutes(self.time) > MAX_TIME_MINUTES:
+            raise UserError(f"--time {self.time!r} is beyond what SLURM can hold ({MAX_TIME_MINUTES} minutes); "
+                            "use UNLIMITED for no limit")
         lines = [(self.partition, "--partition"), (self.account, "--account")]
         if self.task is not None:
             self.task.validate()

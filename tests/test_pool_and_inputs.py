@@ -132,3 +132,10 @@ def test_numbers_and_kernels_are_checked_before_any_work(tmp_path: Path, cli) ->
     other = tmp_path / "never built"
     _one_line_error(cli("enumerate", "nqueens", 9, "--run-dir", other, "--kernel", "no-such"), "unknown nqueens kernel")
     assert not other.exists()  # refused before the pool was built
+
+
+def test_a_pool_too_large_for_memory_is_refused_up_front(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    run = tmp_path / "huge"
+    proc = cli("pool", "nqueens", "--n", 27, "--out", run, "-S", 1000000000000, timeout=60)
+    _one_line_error(proc, "GiB while the pool is built")
+    assert not run.exists()

@@ -101,6 +101,7 @@ def test_other_sbatch_args_pass(arg: str) -> None:
 
 @pytest.mark.parametrize("options", [SbatchOptions(throttle=0), SbatchOptions(gpus_per_task=0),
                                      SbatchOptions(time="2 hours"), SbatchOptions(partition=" "),
+                                     SbatchOptions(time="99999999999"), SbatchOptions(time="9999999-00:00:00"),
                                      SbatchOptions(task=TaskOptions(chunk_seconds=0)),
                                      SbatchOptions(task=TaskOptions(device=" ")),
                                      SbatchOptions(task=TaskOptions(kernel="skip\n#SBATCH --array=0"))])
