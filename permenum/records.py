@@ -3,8 +3,9 @@ entries, the result record, the failure record.
 
 Why one module: these files are the contracts between the pool generator, the tasks, the scheduler's
 status and the collector (pool -> task -> result -> ledger). Everything else handles them as objects
-with named fields; only this module knows their JSON keys. The file layouts are those of
-``permenum-pool/2`` and ``permenum-result/1``; the run directory's paths are RunLayout's.
+with named fields; only this module knows their JSON keys. Each file is sealed with the sha256 of
+its own content (``_write_sealed`` / ``_read_sealed``), so a damaged or edited file is refused in one
+line instead of counted. The run directory's paths are RunLayout's.
 """
 
 from __future__ import annotations
