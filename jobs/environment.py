@@ -62,7 +62,8 @@ class TaskEnvironment:
             return "run it again to resume"
         from permenum.slurm.requeue import requeue_self, why_signalled
 
-        why = why_signalled(self.origin) if signum == signal.SIGTERM else "stop signal"
+        why = why_signalled(self.origin) if signum == signal.SIGTERM else (
+            f"{signal.Signals(signum).name}" if signum else "a stop request (--max-seconds)")
         if why == "cancelled":
             return "cancelled: stopped for good (`permenum resubmit` resumes it from its checkpoint)"
         if why == "requeued":

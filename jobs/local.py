@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from functools import partial
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from permenum.checkpoints.progress import run_progress
 from permenum.errors import UserError
 from permenum.jobs.task import TaskInterrupted, TaskResult, run_task
 from permenum.task_options import TaskOptions
@@ -39,11 +42,37 @@ def pending_partitions(layout: RunLayout) -> list[int]:
     return [i for i in range(manifest.num_partitions) if i not in done]
 
 
-def _unless_stopped(stop: threading.Event | None, layout: RunLayout, partition: int, options: TaskOptions) -> TaskResult:
+def _unless_stopped(stop: threading.Event | None, layout: RunLayout, partition: int, options: TaskOptions,
+                    on_chunk: Callable[[int], None]) -> TaskResult:
     """Start a queued partition only if no stop was requested meanwhile."""
     if stop is not None and stop.is_set():
         raise TaskInterrupted(partition, 0, 0)
-    return run_task(layout, partition, options, stop)
+    return run_task(layout, partition, options, stop, on_chunk)
+
+
+class _StateProgress:
+    """The run's progress in states, not partitions: advanced after every chunk of every task, so its
+    ETA counts down during long partitions too (checkpointed states count as done from the start)."""
+
+    def __init__(self, progress: Progress, description: str, rows: dict[int, int], done: dict[int, int]):
+        self.progress, self.rows, self.counted = progress, rows, dict(done)
+        self.lock = threading.Lock()
+        self.partitions = 0
+        self.bar = progress.add_task(description, total=sum(rows.values()), completed=sum(done.values()),
+                                     parts=f"0/{len(rows)}")
+
+    def chunk(self, partition: int, states: int) -> None:
+        with self.lock:
+            self.counted[partition] += states
+            self.progress.advance(self.bar, states)
+
+    def finished(self, partition: int) -> None:
+        """A partition is done: all its states count (chunks done before a restart included)."""
+        with self.lock:
+            self.progress.advance(self.bar, self.rows[partition] - self.counted[partition])
+            self.counted[partition] = self.rows[partition]
+            self.partitions += 1
+            self.progress.update(self.bar, parts=f"{self.partitions}/{len(self.rows)}")
 
 
 def run_local(layout: RunLayout, workers: int = 1, options: TaskOptions | None = None, console: Console | None = None,
@@ -60,17 +89,18 @@ def run_local(layout: RunLayout, workers: int = 1, options: TaskOptions | None =
     todo = pending_partitions(layout)
     summary = LocalRunSummary(skipped=[i for i in range(manifest.num_partitions) if i not in todo])
     rows = {i: manifest.partition(i).rows for i in todo}
+    checkpointed = run_progress(layout, manifest).partial
     console = console or Console(stderr=True)
     t0 = time.perf_counter()
-    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("partitions  {task.fields[rate]:>10} states/s"), TimeElapsedColumn(), TextColumn("ETA"),
-               TimeRemainingColumn())
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(),
+               TextColumn("{task.completed:,.0f}/{task.total:,.0f} states, {task.fields[parts]} partitions"),
+               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
     with Progress(*columns, console=console, disable=not show_progress, transient=False) as progress:
-        bar = progress.add_task(f"{manifest.problem} n={manifest.n}", total=len(todo), rate="-")
-        states_done = 0
+        bar = _StateProgress(progress, f"{manifest.problem} n={manifest.n}", rows,
+                             {i: checkpointed.get(i, (0, 0))[0] for i in todo})
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futures: dict[Future[TaskResult], int] = {
-                pool.submit(_unless_stopped, stop, layout, i, options): i for i in todo
+                pool.submit(_unless_stopped, stop, layout, i, options, partial(bar.chunk, i)): i for i in todo
             }
             remaining = set(futures)
             while remaining:
@@ -80,13 +110,10 @@ def run_local(layout: RunLayout, workers: int = 1, options: TaskOptions | None =
                     try:
                         fut.result()
                         summary.ran.append(i)
-                        states_done += rows[i]
+                        bar.finished(i)
                     except TaskInterrupted:
                         summary.interrupted.append(i)
-                        continue
                     except Exception as exc:  # one failed partition must not hide the others
                         summary.failed[i] = f"{type(exc).__name__}: {exc}"
-                    elapsed = time.perf_counter() - t0
-                    progress.update(bar, advance=1, rate=f"{states_done / elapsed:,.0f}" if elapsed > 0 else "-")
     summary.seconds = time.perf_counter() - t0
     return summary

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -57,18 +58,19 @@ class TaskInterrupted(Exception):
 
 
 def run_task(layout: RunLayout, partition: int, options: TaskOptions | None = None,
-             stop: threading.Event | None = None) -> TaskResult:
+             stop: threading.Event | None = None, on_chunk: Callable[[int], None] | None = None) -> TaskResult:
     """Run one partition and write its result record.
 
     ``stop`` is checked after every chunk: when set, or once this attempt has run
-    ``options.max_seconds``, the task checkpoints and raises TaskInterrupted. A failure is recorded
+    ``options.max_seconds``, the task checkpoints and raises TaskInterrupted. ``on_chunk`` hears the
+    number of states of every chunk counted (the local executor's progress). A failure is recorded
     in ``logs/part-NNNNN.error.json`` before it propagates, so `status` can tell a failed partition
     from one that never ran.
     """
     options = options or TaskOptions()
     options.validate()
     try:
-        return _Attempt(layout, partition, options, stop or threading.Event()).run()
+        return _Attempt(layout, partition, options, stop or threading.Event(), on_chunk).run()
     except TaskInterrupted:
         raise
     except Exception as exc:
@@ -102,8 +104,10 @@ class _Attempt:
     """One attempt at one partition: the partition is verified and loaded while every device's thread
     builds its kernel; then the threads count the chunks the scheduler hands them."""
 
-    def __init__(self, layout: RunLayout, partition: int, options: TaskOptions, stop: threading.Event):
+    def __init__(self, layout: RunLayout, partition: int, options: TaskOptions, stop: threading.Event,
+                 on_chunk: Callable[[int], None] | None = None):
         self.t_start = time.perf_counter()
+        self.on_chunk = on_chunk
         self.layout, self.partition, self.options = layout, partition, options
         self.manifest: Manifest = load_manifest(layout)
         self.entry: PartitionEntry = self.manifest.partition(partition)
@@ -201,6 +205,8 @@ class _Attempt:
             out = solver(chunk)
             self.busy_seconds[k] += time.perf_counter() - t0
             self.scheduler.finish(k, start, end, self._sums(chunk, out), out.kernel_seconds)
+            if self.on_chunk:
+                self.on_chunk(end - start)
             self.log.write(f"{self.refs[k].label}: states {start}-{end}, kernel {out.kernel_seconds:.2f} s, "
                            f"{time.perf_counter() - t0:.2f} s in all, ended {time.perf_counter() - self.t_start:.2f} s "
                            "into the attempt")

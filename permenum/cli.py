@@ -98,8 +98,10 @@ def task(stop: "StopRequest | None", run: str, partition: int, device: str | Non
          chunk_seconds: float, max_seconds: float | None, force: bool) -> None:
     """Run one partition (what each SLURM array task executes) and write its result file.
 
-    On SIGUSR1/SIGTERM (SLURM's --signal before the time limit, preemption, scancel --signal) the task
-    finishes its chunk, checkpoints, asks SLURM to requeue it, and exits 75; a restart resumes.
+    On SIGUSR1/SIGTERM the task finishes its chunk, checkpoints and exits 75: after a time limit's
+    warning or a preemption it requeues itself, after a user's scancel it stops for good (README
+    "Checkpoints, signals and requeue"); a restart resumes. A partition that is done already is not
+    counted again unless --force.
     """
     from permenum.jobs.environment import TaskEnvironment
     from permenum.jobs.task import EXIT_INTERRUPTED, TaskInterrupted, run_task

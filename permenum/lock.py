@@ -21,13 +21,15 @@ from permenum.layout import RunLayout
 
 @contextmanager
 def run_lock(layout: RunLayout, command: str) -> Iterator[None]:
-    """Hold the run directory's lock (creating the directory); another holder makes this a one-line error."""
-    layout.root.mkdir(parents=True, exist_ok=True)
+    """Hold the run directory's lock (the directory exists); another holder makes this a one-line error."""
     fd = os.open(layout.lock_file, os.O_RDWR | os.O_CREAT, 0o666)
     try:
         try:
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
+            if exc.errno == errno.ENOLCK:
+                raise UserError(f"{layout.lock_file}: this file system keeps no locks (NFS without lockd?); run "
+                                f"`permenum {command}` on the host that holds the directory") from None
             if exc.errno not in (errno.EACCES, errno.EAGAIN):
                 raise
             raise UserError(f"{layout.root} is busy: another `permenum pool`, `submit` or `resubmit` is at work on it; "

@@ -368,8 +368,14 @@ def write_result(layout: RunLayout, record: ResultRecord) -> str:
         pass
     try:
         first = read_result(path)
-    except UserError:  # a damaged result: moved aside, never deleted; this one takes its place
-        quarantine(path)
+        foreign = (first.run_id, first.partition, first.pool_sha256) != (record.run_id, record.partition, record.pool_sha256)
+    except UserError:
+        foreign = True
+    if foreign:  # damaged, or another run's or pool's: moved aside, never deleted; this one takes its place
+        try:
+            quarantine(path)
+        except FileNotFoundError:
+            pass  # another attempt moved it first
         return write_result(layout, record)
     same = first.same_numbers(record)
     dup_path = layout.duplicate_result_file(record.partition, record.attempt)

@@ -85,7 +85,6 @@ class PoolSettings:
             raise UserError(f"--balance must be one of {', '.join(BALANCE_MODES)} (got {self.balance!r})")
         if self.cost_probes is not None and self.cost_probes < 1:
             raise UserError(f"the number of cost probes must be at least 1 (got {self.cost_probes})")
-        self.check_memory()
 
     def check_memory(self) -> None:
         """Refuse, up front, a pool whose climb could not fit in this machine's memory: a rung may
@@ -133,20 +132,25 @@ def write_pool(layout: RunLayout, settings: PoolSettings) -> tuple[Manifest, boo
     settings.validate()
     if layout.root.exists() and not layout.root.is_dir():
         raise UserError(f"{layout.root} exists and is not a directory")
-    created = not layout.root.exists()
     try:
-        with run_lock(layout, "pool"):
+        layout.root.mkdir(parents=True)  # atomic: only the call that made the directory may remove it
+        created = True
+    except FileExistsError:
+        created = False
+    with run_lock(layout, "pool"):
+        try:
             return _write_pool(layout, settings)
-    except BaseException:
-        if created:  # refused or failed: leave no directory behind (all in it was this call's, under its lock)
-            shutil.rmtree(layout.root, ignore_errors=True)
-        raise
+        except BaseException:
+            if created:  # refused or failed: leave no directory behind (all in it is this call's, under its lock)
+                shutil.rmtree(layout.root, ignore_errors=True)
+            raise
 
 
 def _write_pool(layout: RunLayout, settings: PoolSettings) -> tuple[Manifest, bool]:
     existing = _check_target_dir(layout, settings)
     if existing is not None:
         return existing, False
+    settings.check_memory()
     problem = get_problem(settings.problem)
     symmetry = settings.resolved_symmetry
     ladder = climb(problem, settings.n, settings.target_states, settings.hard_factor, symmetry)
@@ -172,7 +176,6 @@ def _write_pool(layout: RunLayout, settings: PoolSettings) -> tuple[Manifest, bo
     if layout.pool_dir.exists():  # an interrupted earlier attempt: no manifest was written, so no pool
         shutil.rmtree(layout.pool_dir)
     layout.pool_dir.mkdir(parents=True)
-    layout.logs_dir.mkdir(exist_ok=True)  # SLURM cannot create its --output directory: a hand `sbatch` needs it
     parts: list[PartitionEntry] = []
     for index, idx in enumerate(groups):
         path = layout.partition_file(index)
@@ -189,6 +192,7 @@ def _write_pool(layout: RunLayout, settings: PoolSettings) -> tuple[Manifest, bo
     manifest = Manifest(uuid.uuid4().hex, settings.problem, settings.n, symmetry, generator, tuple(parts), rows,
                         int(states.weight.astype(np.int64).sum()), now_utc(), socket.gethostname(), __version__)
     write_manifest(layout, manifest)
+    layout.logs_dir.mkdir(exist_ok=True)  # SLURM cannot create its --output directory: a hand `sbatch` needs it
     return manifest, True
 
 

@@ -35,7 +35,7 @@ def why_signalled(origin: Origin) -> str:
 def classify_end(fields: dict[str, str], own_restarts: int) -> str:
     """The pure decision of why_signalled, over one ``scontrol show job -o`` record."""
     if normalize_state(fields.get("JobState", "")) in ("REQUEUED", "PENDING", "REQUEUE_HOLD", "REQUEUE_FED") or \
-            int(fields.get("Restarts", "0") or 0) > own_restarts:
+            _count(fields.get("Restarts")) > own_restarts:
         return "requeued"
     if fields.get("PreemptTime", "None") not in ("None", "", "Unknown"):
         return "preempted"
@@ -45,6 +45,10 @@ def classify_end(fields: dict[str, str], own_restarts: int) -> str:
     if limit is not None and end >= start + limit:
         return "time limit"
     return "cancelled"
+
+
+def _count(value: str | None) -> int:
+    return int(value) if value and value.isdigit() else 0
 
 
 def _time(value: str | None) -> dt.datetime | None:

@@ -39,6 +39,7 @@ PROTECTED = {
     "--partition": "use --partition",
     "--account": "use --account",
     "--gres": "use --gpus-per-task",
+    "--no-requeue": "tasks requeue themselves after a time limit or a preemption",
 }
 _SHORT = {"-a": "--array", "-J": "--job-name", "-o": "--output", "-e": "--error", "-t": "--time",
           "-p": "--partition", "-A": "--account"}
@@ -81,7 +82,7 @@ class SbatchOptions:
             raise UserError(f"--throttle must be at least 1 (got {self.throttle})")
         if self.gpus_per_task is not None and self.gpus_per_task < 1:
             raise UserError(f"--gpus-per-task must be at least 1 (got {self.gpus_per_task})")
-        if self.time is not None and not _TIME.match(self.time):
+        if self.time is not None and not _TIME.fullmatch(self.time):
             raise UserError(f"--time {self.time!r} is not a SLURM time limit (e.g. 01:30:00, 2-00:00:00, 90)")
         if self.time is not None and _minutes(self.time) > MAX_TIME_MINUTES:
             raise UserError(f"--time {self.time!r} is beyond what SLURM can hold ({MAX_TIME_MINUTES} minutes); "
@@ -105,7 +106,9 @@ def check_sbatch_arg(arg: str) -> None:
         raise UserError(f"--sbatch-arg {arg!r}: give one sbatch option per --sbatch-arg, e.g. --sbatch-arg=--mem=4G")
     name = arg.split("=", 1)[0]
     if not name.startswith("--"):
-        name = _SHORT.get(arg[:2], name)
+        flags = re.match(r"-([A-Za-z]*)", arg)
+        clustered = next((f"-{c}" for c in (flags.group(1) if flags else "") if f"-{c}" in _SHORT), None)
+        name = _SHORT.get(clustered or arg[:2], name)  # -vJx: sbatch reads -v, then -J x
     # sbatch (getopt_long) takes any unambiguous abbreviation of a long option: --out= is --output=
     hit = next((p for p in PROTECTED if len(name) > 2 and p.startswith(name)), None)
     if hit:
@@ -147,10 +150,10 @@ def task_args(options: TaskOptions | None) -> list[str]:
 
 def check_run_path(layout: RunLayout) -> None:
     """SLURM reads ``%`` and ``\\`` in --output as filename patterns: logs would land outside the run."""
-    bad = sorted({c for c in str(layout.root) if c in "%\\"})
+    bad = sorted({c for c in str(layout.root) if c in "%\\" or not c.isprintable()})
     if bad:
-        raise UserError(f"{layout.root}: SLURM reads {' and '.join(map(repr, bad))} in log file names as a pattern; "
-                        "move the run to a path without them")
+        raise UserError(f"{layout.root} holds {' and '.join(map(repr, bad))}: SLURM reads % and \\ in log file names "
+                        "as patterns, and a line break would split the batch script; move the run to a path without them")
 
 
 def _comment(text: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import os
 import signal
@@ -14,7 +15,10 @@ from pathlib import Path
 import pytest
 
 from permenum.checkpoints import CheckpointError, load_checkpoint
+from rich.console import Console
+
 from permenum.jobs.collect import collect
+from permenum.jobs.local import run_local
 from permenum.jobs.task import TaskInterrupted, run_task
 from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout
@@ -136,3 +140,19 @@ def test_a_signal_in_the_commands_first_instant_stops_the_task_cleanly(tmp_path:
         _, err = proc.communicate(timeout=120)
         assert proc.returncode in (0, 75), (delay, proc.returncode, err)  # never killed by the signal (-10)
     assert collect(layout).total == published("nqueens_total", 12) or not layout.result_file(0).exists()
+
+
+def test_local_progress_counts_states_and_reaches_the_total(tmp_path: Path) -> None:
+    """The local executor's bar advances by the states of every chunk (its ETA counts down inside long
+    partitions), starts at the checkpointed states and ends at the pool's total."""
+    layout = _pool(tmp_path / "a")
+    offset = _interrupt_after_first_chunk(layout)
+    chunks: list[int] = []
+    run_task(layout, 0, TaskOptions(chunk_seconds=0.05), on_chunk=chunks.append)
+    total = load_manifest(layout).total_states
+    assert sum(chunks) == total - offset
+    other = _pool(tmp_path / "b", n=12)
+    screen = io.StringIO()
+    run_local(other, 1, TaskOptions(chunk_seconds=0.05), console=Console(file=screen, width=200, force_terminal=False))
+    states = load_manifest(other).total_states
+    assert f"{states:,}/{states:,} states, 1/1 partitions" in screen.getvalue()

@@ -151,6 +151,7 @@ def test_a_run_id_that_could_break_a_script_is_refused(run: RunLayout, tmp_path:
 
 def test_one_writer_at_a_time_per_run(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     layout = RunLayout(tmp_path / "run")
+    layout.root.mkdir()
     with run_lock(layout, "pool"):  # another `pool`, `submit` or `resubmit` is at work on it
         busy = cli("pool", "nqueens", "--n", 8, "--out", layout.root)
         assert busy.returncode == 2 and busy.stderr.count("\n") == 1 and "is busy" in busy.stderr

@@ -87,7 +87,8 @@ def test_script_passes_every_task_option_quoted() -> None:
 
 @pytest.mark.parametrize("arg", ["--array=1-3", "-a1", "--job-name=x", "-J", "--output=/tmp/x", "-e", "--wrap=ls",
                                  "--time=1", "--gres=gpu:2", "mem=4G", "--mem=1G\n#SBATCH --array=0",
-                                 "--out=/tmp/x", "--job=x", "--sig=USR1@1", "--arr=0", "-Jx", "--parsab", "--err=e"])
+                                 "--out=/tmp/x", "--job=x", "--sig=USR1@1", "--arr=0", "-Jx", "--parsab", "--err=e",
+                                 "-vJx", "-HJname", "--no-requeue"])
 def test_protected_and_malformed_sbatch_args_are_refused(arg: str) -> None:
     with pytest.raises(UserError):
         check_sbatch_arg(arg)
@@ -102,6 +103,7 @@ def test_other_sbatch_args_pass(arg: str) -> None:
 @pytest.mark.parametrize("options", [SbatchOptions(throttle=0), SbatchOptions(gpus_per_task=0),
                                      SbatchOptions(time="2 hours"), SbatchOptions(partition=" "),
                                      SbatchOptions(time="99999999999"), SbatchOptions(time="9999999-00:00:00"),
+                                     SbatchOptions(time="90\n"),
                                      SbatchOptions(task=TaskOptions(chunk_seconds=0)),
                                      SbatchOptions(task=TaskOptions(device=" ")),
                                      SbatchOptions(task=TaskOptions(kernel="skip\n#SBATCH --array=0"))])
@@ -244,7 +246,7 @@ def test_dry_run_prints_the_script_and_writes_nothing(tmp_path: Path, cli) -> No
 def test_nothing_reaches_the_script_unquoted_and_no_log_lands_outside(tmp_path: Path) -> None:
     text = _render(Path("/r"), Path("/b"), SbatchOptions(), title="run abc\ntouch /tmp/owned")
     assert "\ntouch /tmp/owned" not in text and "# run abc?touch /tmp/owned" in text
-    for bad in ("100%", "a\\b"):
+    for bad in ("100%", "a\\b", "two\nlines"):
         with pytest.raises(UserError, match="pattern"):
             _render(tmp_path / bad, Path("/b"), SbatchOptions())
 
