@@ -1,6 +1,6 @@
 """Checkpoint files: ``checkpoints/part-NNNNN.ckpt``.
 
-Layout: the line ``permenum-checkpoint/1``, the sha256 of the payload, then the payload: zstd-
+Layout: the line ``permenum-checkpoint/2``, the sha256 of the payload, then the payload: zstd-
 compressed JSON (it holds the Costas arrays found so far, which compress well). Written
 atomically (temp + fsync + rename). On load the magic, the checksum, the JSON, and the identity
 (run, partition, pool sha256) are all checked; a file failing any of them is a CheckpointError,
@@ -20,7 +20,7 @@ import zstandard
 
 from permenum.atomic import write_bytes_atomic
 
-MAGIC = b"permenum-checkpoint/1\n"
+MAGIC = b"permenum-checkpoint/2\n"  # 2: counts are JSON integers (1 held fractions as strings)
 
 
 class CheckpointError(Exception):
@@ -33,8 +33,8 @@ class Checkpoint:
     partition: int
     pool_sha256: str
     states_done: int
-    #: exact sums over states [0, states_done) in jobs.partial.Partial's JSON form: weighted and
-    #: classes as str(Fraction), raw, nodes, kernel_seconds, chunks, solutions (Costas arrays)
+    #: exact sums over states [0, states_done) in jobs.partial.Partial's JSON form: weighted, raw,
+    #: classes, nodes (JSON integers), kernel_seconds, chunks, solutions (Costas arrays)
     sums: dict[str, Any]
     elapsed: float
     attempt: int
@@ -57,7 +57,7 @@ def load_checkpoint(path: Path, run_id: str, partition: int, pool_sha256: str) -
     except OSError as exc:
         raise CheckpointError(f"unreadable ({exc})") from None
     if not data.startswith(MAGIC):
-        raise CheckpointError("not a permenum checkpoint (bad header)")
+        raise CheckpointError(f"not a {MAGIC.decode().strip()} file (bad header)")
     digest, _, payload = data[len(MAGIC):].partition(b"\n")
     if hashlib.sha256(payload).hexdigest().encode() != digest:
         raise CheckpointError("checksum mismatch (the file is damaged)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import statistics
-from fractions import Fraction
+from decimal import Decimal
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +16,7 @@ from permenum.layout import RunLayout
 from permenum.problems import get_problem
 from permenum.errors import UserError
 from permenum.ranges import compact_ranges
-from permenum.records import Manifest, ResultRecord, exact, load_manifest, scan_results
+from permenum.records import Manifest, ResultRecord, load_manifest, scan_results
 
 
 @dataclass
@@ -44,10 +44,14 @@ class Collected:
                                                    or self.classes == self.known_classes)
 
 
+#: Count columns are decimal128(38, 0): whole numbers to 10^38 that pandas sums as exact Decimals and
+#: DuckDB as DECIMAL(38,0), without casts. int64 would wrap silently in pandas past 2^63 (Q(29) is
+#: about 3.9e19) and uint64 failed past 2^64; strings summed by concatenation.
+COUNT = pa.decimal128(38, 0)
+
 _LEDGER_SCHEMA = pa.schema([
     ("partition", pa.int32()), ("attempt", pa.int32()), ("states", pa.int64()),
-    ("solutions_weighted", pa.string()), ("solutions_raw", pa.uint64()), ("classes", pa.string()),
-    ("nodes", pa.uint64()),
+    ("solutions", COUNT), ("solutions_raw", COUNT), ("classes", COUNT), ("nodes", COUNT),
     ("seconds_load", pa.float64()), ("seconds_kernel", pa.float64()), ("seconds_total", pa.float64()),
     ("estimated_cost", pa.float64()), ("measured_cost", pa.float64()), ("devices", pa.string()), ("host", pa.string()),
     ("slurm_job_id", pa.int64()), ("finished", pa.string()),
@@ -59,15 +63,20 @@ def _ledger_row(record: ResultRecord, manifest: Manifest) -> dict[str, Any]:
     nodes) predicts: the nodes visited where the task counted them, else the kernel's seconds."""
     return {
         "partition": record.partition, "attempt": record.attempt, "states": record.states,
-        "solutions_weighted": str(exact(record.weighted)), "solutions_raw": record.raw,
-        "classes": None if record.classes is None else str(exact(record.classes)),
-        "nodes": record.nodes, "seconds_load": record.seconds.load,
+        "solutions": _decimal(record.weighted), "solutions_raw": _decimal(record.raw),
+        "classes": _decimal(record.classes), "nodes": _decimal(record.nodes), "seconds_load": record.seconds.load,
         "seconds_kernel": record.seconds.kernel, "seconds_total": record.seconds.total,
         "estimated_cost": manifest.partition(record.partition).estimated_cost,
         "measured_cost": record.measured_cost,
         "devices": ", ".join(d.label for d in record.devices), "host": record.origin.host,
         "slurm_job_id": record.origin.slurm_job_id, "finished": record.finished,
     }
+
+
+def _decimal(count: int | None) -> Decimal | None:
+    if count is not None and count >= 10 ** 38:
+        raise ResultError(f"a count of {count} does not fit the ledger's 38 digits")
+    return None if count is None else Decimal(count)
 
 
 def collect(layout: RunLayout) -> Collected:
@@ -83,10 +92,10 @@ def collect(layout: RunLayout) -> Collected:
     table = pa.Table.from_pylist([_ledger_row(r, manifest) for r in records], schema=_LEDGER_SCHEMA)
     ledger_error = _write_ledger(layout, table)
     problem = get_problem(manifest.problem)
-    total = _exact_sum([r.weighted for r in records], "total")
+    total = sum(r.weighted for r in records)
     classes = None
     if records and all(r.classes is not None for r in records):
-        classes = _exact_sum([r.classes for r in records], "number of classes")
+        classes = sum(r.classes or 0 for r in records)
     return Collected(manifest, records, missing, total, problem.known_total(manifest.n), table, classes,
                      problem.known_classes(manifest.n), [r.seconds.total for r in records], ledger_error)
 
@@ -101,14 +110,6 @@ def _write_ledger(layout: RunLayout, table: pa.Table) -> str | None:
     except OSError as exc:
         return f"{exc.strerror or exc} ({layout.ledger})"
     return None
-
-
-def _exact_sum(values: list[Fraction], what: str) -> int:
-    """Sum exact per-partition counts; the run's sum must be an integer."""
-    total = sum(values, Fraction(0))
-    if total.denominator != 1:
-        raise ResultError(f"the {what} over all partitions is {total}, not an integer: a result is wrong")
-    return total.numerator
 
 
 class ResultError(RuntimeError):

@@ -8,15 +8,16 @@ task skips exactly the states already counted and nothing is counted twice.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
+
+from permenum.records import parse_count
 
 
 @dataclass
 class Partial:
-    weighted: Fraction = Fraction(0)
+    weighted: int = 0
     raw: int = 0
-    classes: Fraction | None = Fraction(0)
+    classes: int | None = 0
     nodes: int | None = 0
     kernel_seconds: float = 0.0
     solutions: list[list[int]] | None = field(default_factory=list)
@@ -32,13 +33,12 @@ class Partial:
         self.chunks += other.chunks
 
     def as_json(self) -> dict[str, Any]:
-        return {"weighted": str(self.weighted), "raw": self.raw,
-                "classes": None if self.classes is None else str(self.classes), "nodes": self.nodes,
+        return {"weighted": self.weighted, "raw": self.raw, "classes": self.classes, "nodes": self.nodes,
                 "kernel_seconds": self.kernel_seconds, "solutions": self.solutions, "chunks": self.chunks}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Partial":
-        return cls(Fraction(d["weighted"]), int(d["raw"]), None if d.get("classes") is None else Fraction(d["classes"]),
+        return cls(parse_count(d["weighted"]), parse_count(d["raw"]), None if d.get("classes") is None else parse_count(d["classes"]),
                    d.get("nodes"), float(d["kernel_seconds"]), d.get("solutions"), int(d["chunks"]))
 
 

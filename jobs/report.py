@@ -12,7 +12,6 @@ import math
 import statistics
 import textwrap
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 
 
@@ -116,7 +115,7 @@ def build_report(layout: RunLayout) -> Report:
         raise UserError(f"{layout.root} has no results yet: run its partitions first (`permenum run` or `permenum submit`)")
     rows = collected.ledger.to_pylist()
     parts = [PartitionTime(int(r["partition"]), float(r["seconds_total"]), float(r["seconds_kernel"]), int(r["states"]),
-                           float(Fraction(r["solutions_weighted"])), r["estimated_cost"], r.get("measured_cost"),
+                           float(r["solutions"]), r["estimated_cost"], r.get("measured_cost"),
                            r["devices"] or "?") for r in rows]
     unit = "nodes" if all(r["nodes"] is not None for r in rows) else "kernel seconds"
     return Report(collected, parts, unit)

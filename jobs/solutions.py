@@ -41,14 +41,14 @@ def read_solutions(path: Path) -> list[tuple[int, ...]]:
 def collected_arrays(layout: RunLayout, expand: bool) -> list[tuple[int, ...]]:
     """Every array of a finished run, each checked for the Costas property by host code.
 
-    Canonical runs store one representative per found array; ``expand`` adds every member of its
-    symmetry class. Refuses a run whose partitions are not all done (the list would be partial).
+    One line per symmetry class, at its representative (the smallest of its 8 images, what the counts
+    count); ``expand`` lists every member of every class instead. Refuses a run whose partitions are not all done (the list would be partial).
     """
     from permenum.errors import UserError
     from permenum.ranges import compact_ranges
     from permenum.problems import get_problem
     from permenum.records import load_manifest, scan_results
-    from permenum.problems.costas_symmetry import is_costas, symmetries
+    from permenum.problems.costas_symmetry import is_costas, representative, symmetries
 
     manifest = load_manifest(layout)
     if not get_problem(manifest.problem).reports_solutions:
@@ -63,7 +63,7 @@ def collected_arrays(layout: RunLayout, expand: bool) -> list[tuple[int, ...]]:
         if not path.exists():
             raise UserError(f"partition {i} has a result but {path} is missing")
         for array in read_solutions(path):
-            found.update(set(symmetries(array)) if expand else {array})
+            found.update(set(symmetries(array)) if expand else {representative(array)})
     bad = [a for a in found if not is_costas(a)]
     if bad:
         raise RuntimeError(f"{len(bad)} stored arrays are not Costas arrays, e.g. {bad[0]}")

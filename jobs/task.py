@@ -14,7 +14,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 
@@ -277,6 +276,6 @@ def _kernels(devices: tuple[DeviceUse, ...]) -> str:
 
 def _ledger_from(ckpt: Checkpoint | None, total: int, count_nodes: bool, counts_classes: bool) -> ChunkLedger:
     if ckpt is None:
-        start = Partial(classes=Fraction(0) if counts_classes else None, nodes=0 if count_nodes else None)
+        start = Partial(classes=0 if counts_classes else None, nodes=0 if count_nodes else None)
         return ChunkLedger(total, 0, start, {})
     return ChunkLedger.resumed(total, ckpt.states_done, ckpt.sums, ckpt.ahead)

@@ -14,7 +14,6 @@ from rich.console import Console
 from permenum.cli_options import task_options
 from permenum.errors import UserError
 from permenum.layout import RunLayout
-from permenum.records import exact
 
 if TYPE_CHECKING:
     from permenum.jobs.environment import StopRequest
@@ -122,7 +121,7 @@ def task(stop: "StopRequest | None", run: str, partition: int, device: str | Non
         err.print(f"{exc}; {TaskEnvironment.read().after_interrupt(stop.signum)}", markup=False)
         sys.exit(EXIT_INTERRUPTED)
     r = done.record
-    out.print(f"partition {partition}: {exact(r.weighted)} solutions from {r.states} states in "
+    out.print(f"partition {partition}: {r.weighted} solutions from {r.states} states in "
               f"{r.seconds.total:.2f} s (kernel {r.seconds.kernel:.2f} s) on {'; '.join(d.label for d in r.devices)} "
               f"[{done.status}, attempt {r.attempt}, resumed from state {r.resumed_from}]", markup=False)
 
@@ -136,7 +135,7 @@ def _already_done(layout: RunLayout, partition: int) -> bool:
     except UserError:
         return False  # no such partition (the task says so) or a damaged result (the task replaces it)
     if record is not None:
-        out.print(f"partition {partition} is done already: {exact(record.weighted)} solutions, attempt {record.attempt} "
+        out.print(f"partition {partition} is done already: {record.weighted} solutions, attempt {record.attempt} "
                   f"({layout.result_file(partition)}); nothing to do (--force counts it again)", markup=False)
     return record is not None
 
@@ -214,7 +213,7 @@ def collect_cmd(run: str) -> None:
 
 @cli.command()
 @click.argument("run", type=click.Path(file_okay=False))
-@click.option("--all", "expand", is_flag=True, help="Expand each canonical array to its whole symmetry class.")
+@click.option("--all", "expand", is_flag=True, help="Every member of every symmetry class (default: one line per class, its representative).")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
               help="Write to FILE (.parquet, else text: one array per line) instead of standard output.")
 def arrays(run: str, expand: bool, out_file: str | None) -> None:

@@ -15,7 +15,6 @@ import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from permenum.errors import UserError
 from permenum.layout import RunLayout
 
 MANIFEST_FORMAT = "permenum-pool/3"  # 3: sealed (the sha256 of its own content); 2: N-Queens absolute masks
-RESULT_FORMAT = "permenum-result/2"  # 2: sealed
+RESULT_FORMAT = "permenum-result/3"  # 3: whole counts (Costas classes counted once); 2: sealed
 FAILURE_FORMAT = "permenum-failure/1"
 _RUN_ID = re.compile(r"[0-9a-f]{32}")  # uuid4().hex: it is embedded in job names and the batch script
 SHUFFLE = "fisher-yates (numpy PCG64 permutation)"  # how every pool so far was shuffled
@@ -34,22 +33,18 @@ def now_utc() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def exact(value: Fraction | None) -> int | str | None:
-    """JSON form of an exact count: an int when integral, else "p/q"."""
-    if value is None:
-        return None
-    return value.numerator if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
-
-
-def _fraction(value: Any) -> Fraction:
-    return Fraction(str(value))
+def parse_count(value: Any) -> int:
+    """A count as written: a JSON integer of any size (never a float, a string or a negative)."""
+    if type(value) is not int or value < 0:
+        raise ValueError(f"not a count: {value!r}")
+    return value
 
 
 def _parse(path: Path, what: str, build: Any, data: Any) -> Any:
     """``build(data)``; a missing field or one of the wrong type is a one-line UserError naming the file."""
     try:
         return build(data)
-    except (KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise UserError(f"{path}: malformed {what} ({type(exc).__name__}: {exc})") from None
 
 
@@ -287,9 +282,9 @@ class ResultRecord:
     states_this_attempt: int
     chunks: int
     checkpoint_rejected: str | None
-    weighted: Fraction  # every solution the states stand for (exact: a class may straddle partitions)
+    weighted: int  # every solution the states stand for (a symmetry class counted where its representative is)
     raw: int  # solutions as searched
-    classes: Fraction | None
+    classes: int | None
     nodes: int | None  # when the node-counting build ran
     kernel: str  # the kernel variant that ran
     devices: tuple[DeviceUse, ...]
@@ -320,7 +315,7 @@ class ResultRecord:
             "partition": self.partition, "attempt": self.attempt, "pool_sha256": self.pool_sha256,
             "states": self.states, "resumed_from": self.resumed_from, "states_this_attempt": self.states_this_attempt,
             "chunks": self.chunks, "checkpoint_rejected": self.checkpoint_rejected,
-            "solutions": {"weighted": exact(self.weighted), "raw": self.raw}, "classes": exact(self.classes),
+            "solutions": {"weighted": self.weighted, "raw": self.raw}, "classes": self.classes,
             "nodes": self.nodes, "kernel": self.kernel,
             "devices": [d.label for d in self.devices],
             "device_states": {d.label: d.states for d in self.devices},
@@ -342,9 +337,9 @@ class ResultRecord:
         return cls(str(d["run_id"]), str(d["problem"]), int(d["n"]), int(d["partition"]), int(d["attempt"]),
                    str(d["pool_sha256"]), int(d["states"]), int(d.get("resumed_from", 0)),
                    int(d.get("states_this_attempt", 0)), int(d.get("chunks", 0)), d.get("checkpoint_rejected"),
-                   _fraction(d["solutions"]["weighted"]), int(d["solutions"]["raw"]),
-                   None if d.get("classes") is None else _fraction(d["classes"]),
-                   None if d.get("nodes") is None else int(d["nodes"]), str(d.get("kernel", "")), devices,
+                   parse_count(d["solutions"]["weighted"]), parse_count(d["solutions"]["raw"]),
+                   None if d.get("classes") is None else parse_count(d["classes"]),
+                   None if d.get("nodes") is None else parse_count(d["nodes"]), str(d.get("kernel", "")), devices,
                    Seconds(float(s["load"]), float(s["kernel"]), float(s["total"]), float(s.get("this_attempt", 0.0))),
                    Origin.from_json(d.get("environment") or {}), str(d.get("finished", "")))
 
@@ -382,8 +377,8 @@ def write_result(layout: RunLayout, record: ResultRecord) -> str:
     _write_sealed(dup_path, {**record.to_json(), "duplicate_of_attempt": first.attempt, "conflict": not same})
     if not same:
         raise ResultConflict(
-            f"partition {record.partition}: attempt {record.attempt} found {exact(record.weighted)} solutions "
-            f"({record.raw} raw) but the accepted attempt {first.attempt} found {exact(first.weighted)} "
+            f"partition {record.partition}: attempt {record.attempt} found {record.weighted} solutions "
+            f"({record.raw} raw) but the accepted attempt {first.attempt} found {first.weighted} "
             f"({first.raw} raw); kept both ({dup_path})")
     return "duplicate"
 

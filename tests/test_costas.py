@@ -14,7 +14,7 @@ from permenum.layout import RunLayout
 from permenum.poolgen.generate import climb
 from permenum.poolgen.write import PoolSettings, write_pool
 from permenum.problems import get_problem
-from permenum.problems.costas_symmetry import is_costas
+from permenum.problems.costas_symmetry import is_costas, symmetries
 from permenum.solver.costas import VARIANTS, CostasKernel
 from permenum.solver.devices import select_devices
 from permenum.solver.opencl import device_context
@@ -58,8 +58,25 @@ def test_arrays_all_for_order_10(tmp_path: Path, cli) -> None:  # type: ignore[n
     arrays = [tuple(map(int, line.split())) for line in out.read_text().splitlines()]
     assert len(arrays) == len(set(arrays)) == published("costas_total", 10)
     assert all(is_costas(a) and sorted(a) == list(range(10)) for a in arrays)
-    canonical = cli("arrays", run, check=True).stdout.splitlines()
-    assert len(canonical) < len(arrays) / 4  # about one eighth of the arrays are searched
+    classes = [tuple(map(int, line.split())) for line in cli("arrays", run, check=True).stdout.splitlines()]
+    assert len(classes) == len(set(classes)) == published("costas_classes", 10)  # one line per class
+    assert all(a == min(symmetries(a)) for a in classes)  # at its representative
+    assert {b for a in classes for b in symmetries(a)} == set(arrays)
+
+
+def test_every_partition_counts_whole_classes(tmp_path: Path) -> None:
+    """Each class counted once at its representative: per-partition counts are ints, whatever the split."""
+    layout = RunLayout(tmp_path / "c11")
+    write_pool(layout, PoolSettings("costas", 11, 7, target_states=200, seed=3))
+    assert not run_local(layout, workers=2, show_progress=False).failed
+    c = collect(layout)
+    assert all(type(r.weighted) is int and type(r.classes) is int for r in c.records)
+    assert sum(r.classes or 0 for r in c.records) == published("costas_classes", 11)
+    assert len({r.weighted for r in c.records}) > 1  # the classes really are spread over partitions
+    import duckdb
+
+    row = duckdb.sql(f"SELECT sum(solutions), sum(classes) FROM '{layout.ledger}'").fetchall()[0]
+    assert row == (published("costas_total", 11), published("costas_classes", 11))
 
 
 def _welch(p: int) -> list[tuple[int, ...]]:

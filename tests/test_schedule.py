@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import heapq
 import threading
-from fractions import Fraction
 
 import numpy as np
 
@@ -52,7 +51,7 @@ def _simulate(scheduler: Scheduler, clock: Clock, rates: list[float],
     while events:
         t, k, start, end = heapq.heappop(events)
         clock.now = ends[k] = t
-        scheduler.finish(k, start, end, Partial(Fraction(end - start), end - start, None, None, t, None, 1),
+        scheduler.finish(k, start, end, Partial(end - start, end - start, None, None, t, None, 1),
                          (cum[end] - cum[start]) / rates[k])
         claim(k)
     return chunks, ends

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Protocol
 
 import numpy as np
@@ -68,13 +67,13 @@ class StateBatch:
 class Tally:
     """What a batch of states contributed: all solutions (weighted), as searched (raw), and classes.
 
-    ``weighted`` and ``classes`` are exact rationals: a symmetry class can straddle partitions
-    (Costas weights are 8/m), so only the run's sums are guaranteed to be integers.
+    Exact Python ints, whole for every batch: a symmetry class is counted once, by the batch that
+    holds its representative, never as fractions spread over partitions.
     """
 
-    weighted: Fraction
+    weighted: int
     raw: int
-    classes: Fraction | None = None
+    classes: int | None = None
 
 
 _SUM_BLOCK = 1 << 23  # elements per partial sum: 2^23 x 2^40 < 2^64
@@ -151,7 +150,7 @@ class Problem(ABC):
 
     def tally(self, batch: StateBatch, counts: np.ndarray, solutions: np.ndarray | None, symmetry: str) -> Tally:
         """Weighted total from per-state counts, exact; problems that report solutions override this."""
-        return Tally(Fraction(exact_sum(counts, batch.weight)), exact_sum(counts))
+        return Tally(exact_sum(counts, batch.weight), exact_sum(counts))
 
     def known_total(self, n: int) -> int | None:
         return known(self.total_series, n)

@@ -2,18 +2,18 @@
 
 Symmetry "canonical" (default): the 8 symmetries of the square act on Costas arrays; only arrays
 whose p[0] equals the smallest of their 8 edge offsets are searched (about one eighth of the
-tree), and each found array is weighted by 8/m on the host (see costas_symmetry.class_weights).
-States therefore carry weight 1; the kernel reports every canonical array. "none" searches all.
+tree). "none" searches all. In both modes the host counts each symmetry class once, at its
+representative (the smallest of its 8 images, which the canonical search always finds), as the
+class's size: every partition's counts are whole numbers (costas_symmetry.class_share). States
+carry weight 1; the kernel reports every array it finds, and all of them are stored.
 """
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 import numpy as np
 
 from permenum.problems.base import Problem, StateBatch, Tally, exact_sum
-from permenum.problems.costas_symmetry import class_weights, is_costas, symmetries
+from permenum.problems.costas_symmetry import class_share, is_costas
 
 MAX_N = 32  # 2n-1 row differences per distance fit one 64-bit mask
 
@@ -115,7 +115,7 @@ class Costas(Problem):
         return self._alive(n, prefix, symmetry)
 
     def tally(self, batch: StateBatch, counts: np.ndarray, solutions: np.ndarray | None, symmetry: str) -> Tally:
-        """Check every array the kernel found (independently of it) and weight it on the host."""
+        """Check every array the kernel found (independently of it); count each class at its representative."""
         if solutions is None:
             raise RuntimeError("the Costas kernel returned no arrays")
         raw = exact_sum(counts)
@@ -125,11 +125,5 @@ class Costas(Problem):
         bad = [a for a in arrays if not is_costas(a)]
         if bad:
             raise RuntimeError(f"kernel returned {len(bad)} arrays that are not Costas arrays, e.g. {bad[0]}")
-        if symmetry == "none":  # every array found once: a class of size s contributes s x 1/s
-            return Tally(Fraction(raw), raw, sum((Fraction(1, len(set(symmetries(a)))) for a in arrays), Fraction(0)))
-        total, classes = Fraction(0), Fraction(0)
-        for a in arrays:
-            w, c = class_weights(a)
-            total += w
-            classes += c
-        return Tally(total, raw, classes)
+        shares = [class_share(a) for a in arrays]
+        return Tally(sum(s for s, _ in shares), raw, sum(c for _, c in shares))

@@ -1,12 +1,12 @@
 """The 8 symmetries of the square acting on Costas arrays, written independently of the kernel.
 
-Used to check every array the kernel reports, to weight canonical arrays, and to expand a class.
+Used to check every array the kernel reports, to count each class once (at its representative), and
+to expand a class.
 A permutation ``p`` maps column i to row p[i].
 """
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Sequence
 
 Perm = tuple[int, ...]
@@ -53,15 +53,23 @@ def edge_offsets(p: Sequence[int]) -> list[int]:
 
 
 def is_canonical(p: Sequence[int]) -> bool:
+    """Whether the canonical search (p[0] the smallest edge offset) finds p."""
     return p[0] == min(edge_offsets(p))
 
 
-def class_weights(p: Sequence[int]) -> tuple[Fraction, Fraction]:
-    """(arrays, classes) a canonical array stands for: 8/m and |stabiliser|/m, m = offsets at the minimum.
+def representative(p: Sequence[int]) -> Perm:
+    """The smallest of p's images: the one array its class is counted at.
 
-    Summed over all canonical arrays these give the total and the number of classes exactly.
-    """
-    offsets = edge_offsets(p)
-    m = offsets.count(min(offsets))
-    stabiliser = 8 // len(set(symmetries(p)))
-    return Fraction(8, m), Fraction(stabiliser, m)
+    Its first entry is the smallest edge offset (the images' first entries are the 8 edge offsets),
+    so the canonical search always finds it."""
+    return min(symmetries(p))
+
+
+def class_share(p: Sequence[int]) -> tuple[int, int]:
+    """(arrays, classes) counted at p: its class's size and 1 where p is the representative, else (0, 0).
+
+    Each class is counted once, wherever its representative is found, so every partition's counts
+    are whole numbers and their sums are the total and the number of classes."""
+    if tuple(p) != representative(p):
+        return 0, 0
+    return len(set(symmetries(p))), 1
