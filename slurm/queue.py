@@ -52,6 +52,8 @@ class TaskState:
     source: str
     reason: str = ""
     exit_code: str = ""
+    #: False for a task the source says never ran (cancelled while pending: no time, no log)
+    started: bool = True
 
     @property
     def slurm_id(self) -> str:
@@ -65,7 +67,8 @@ class TaskState:
         """E.g. "job 12_3 FAILED (NonZeroExitCode, exit 1:0) [scontrol]"."""
         extra = [x for x in (self.reason if self.reason not in ("", "None") else "",
                              f"exit {self.exit_code}" if self.exit_code not in ("", "0:0") else "") if x]
-        return (f"job {self.slurm_id} {self.state}" + (f" ({', '.join(extra)})" if extra else "")
+        return (f"job {self.slurm_id} {self.state}" + ("" if self.started else " before it started")
+                + (f" ({', '.join(extra)})" if extra else "")
                 + f" [{sources or self.source}]")
 
 
@@ -103,6 +106,10 @@ def _task_ids(field: str) -> list[int]:
     return expand_ranges(field)
 
 
+#: scontrol's RunTime and sacct's Elapsed of a task that never ran (the pending elements of a
+#: cancelled array keep one record, with this time; an element cancelled alone leaves none).
+_NO_TIME = "00:00:00"
+
 # A key starts a field when it follows a space: "Key=". Values may hold spaces (paths), so split only
 # before an identifier followed by '=' (scontrol's keys: JobId, AllocNode:Sid, TRES, ...).
 _KEY_START = re.compile(r" (?=[A-Za-z][A-Za-z0-9_:/]*=)")
@@ -122,7 +129,8 @@ def _from_key_values(kv: dict[str, str], name_key: str, job_name: str, source: s
     if kv.get(name_key) != job_name or not kv.get("ArrayJobId", "").isdigit():
         return []
     state = normalize_state(kv.get("JobState", ""))
-    return [TaskState(int(kv["ArrayJobId"]), p, state, source, kv.get("Reason", ""), kv.get("ExitCode", ""))
+    started = kv.get("RunTime") != _NO_TIME
+    return [TaskState(int(kv["ArrayJobId"]), p, state, source, kv.get("Reason", ""), kv.get("ExitCode", ""), started)
             for p in _task_ids(kv.get("ArrayTaskId", ""))]
 
 
@@ -146,7 +154,7 @@ def _parse_job_lines(text: str, name_key: str, job_name: str, source: str) -> li
 
 
 #: sacct --parsable2 --noheader -X -o SACCT_FIELDS
-SACCT_FIELDS = "JobID,JobName,State,ExitCode,Reason"
+SACCT_FIELDS = "JobID,JobName,State,ExitCode,Reason,Elapsed"
 _SACCT_ID = re.compile(r"^(\d+)_(\[?[\d,\-:%]+\]?)$")
 
 
@@ -155,13 +163,13 @@ def parse_sacct(text: str, job_name: str) -> list[TaskState]:
     records: list[TaskState] = []
     for line in text.splitlines():
         fields = line.split("|")
-        if len(fields) != 5 or fields[1] != job_name:
+        if len(fields) != 6 or fields[1] != job_name:
             continue
         m = _SACCT_ID.match(fields[0])
         if not m:
             continue
         state = normalize_state(fields[2])
-        records.extend(TaskState(int(m.group(1)), p, state, "sacct", fields[4], fields[3])
+        records.extend(TaskState(int(m.group(1)), p, state, "sacct", fields[4], fields[3], fields[5] != _NO_TIME)
                        for p in expand_ranges(m.group(2)))
     return records
 

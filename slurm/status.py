@@ -6,7 +6,11 @@
   remembers the job, sacct where accounting exists, the jobcomp log where readable) reports an end
   state, the task left ``logs/part-NNNNN.error.json``, or SLURM wrote its log ``logs/%A_%a.out`` (a
   task that started and is gone without a result has ended, whatever the reason).
-* missing: none of the above: never submitted, or so long ago that nothing remembers it.
+  One rule for a task cancelled while pending, however it was cancelled: failed (resubmit runs it).
+  SLURM keeps a CANCELLED record with no run time when the whole array is cancelled, and none at all
+  when the element is cancelled alone: then ``submissions.jsonl`` says it was submitted, and a task
+  that was submitted, is not queued, left no log and has no result never started.
+* missing: none of the above: never submitted by permenum (or so long ago that nothing remembers it).
 
 A run that `permenum submit` never touched (no ``slurm/array.sbatch``, no ``submissions.jsonl``) is a
 local run (`permenum run`, `permenum task`): no scheduler knows it, and one may not exist here, so none
@@ -29,6 +33,7 @@ from permenum.records import Manifest, load_manifest, read_failure, scan_results
 from permenum.slurm.backend import Backend
 from permenum.slurm.queue import TaskState
 from permenum.slurm.script import job_name
+from permenum.slurm.submissions import latest_submission
 
 STATES = ("done", "running", "pending", "failed", "missing")
 #: The report's scheduler source for a local run.
@@ -94,6 +99,7 @@ class Evidence:
     errors: dict[int, str]
     logs: dict[int, tuple[Path, str]]
     damaged: dict[int, str] = field(default_factory=dict)  # result files that failed their checks: not done
+    submitted: dict[int, int] = field(default_factory=dict)  # partition -> the latest array job that covered it
 
 
 def classify(ev: Evidence) -> tuple[dict[str, list[int]], dict[int, list[str]], dict[str, list[int]], list[str]]:
@@ -141,6 +147,9 @@ def classify(ev: Evidence) -> tuple[dict[str, list[int]], dict[int, list[str]], 
                 path, last_line = ev.logs[i]
                 if not last_line or last_line.removeprefix("error: ") not in ev.errors.get(i, ""):
                     why.append(f"log {path.name}: {last_line or '(empty)'}")
+            if not why and i in ev.submitted:
+                why.append(f"job {ev.submitted[i]}_{i} never started (not queued, no log, no record left): "
+                           "cancelled while pending [submissions.jsonl]")
             if why:
                 states["failed"].append(i)
                 evidence[i] = why
@@ -215,7 +224,7 @@ def gather(layout: RunLayout, backend: Backend | None, backend_note: str = "") -
     errors = _error_records(layout, not_done)
     logs = _latest_logs(layout, set(not_done))
     ev = Evidence(manifest.num_partitions, done, view.queue, view.ended, errors,
-                  {i: (p, _last_line(p)) for i, p in logs.items()}, scan.damaged)
+                  {i: (p, _last_line(p)) for i, p in logs.items()}, scan.damaged, latest_submission(layout))
     states, evidence, queued_jobs, notes = classify(ev)
     sources = {
         "results": f"{len(done)} result files" + (f", {len(scan.damaged)} damaged" if scan.damaged else ""),

@@ -13,7 +13,6 @@ in the next resubmission) unless --force, which submits the others and leaves th
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from permenum.slurm.backend import Backend, Submitted
 from permenum.slurm.queue import array_spec
 from permenum.slurm.script import SbatchOptions, entry_point_dir, job_name, render
 from permenum.slurm.status import StatusReport, gather
+from permenum.slurm.submissions import append_submission, last_throttle
 from permenum.task_options import TaskOptions
 
 
@@ -177,35 +177,3 @@ def _submit_array(layout: RunLayout, backend: Backend, partitions: list[int], th
     append_submission(layout, record)
     return Outcome(f"submitted job {submitted.job_id}: --array={spec} ({len(partitions)} partitions)", partitions, spec,
                    submitted)
-
-
-def append_submission(layout: RunLayout, record: dict[str, Any]) -> None:
-    """One JSON line per submission, appended and fsynced (an append of one short line is atomic)."""
-    line = (json.dumps(record, sort_keys=True) + "\n").encode()
-    fd = os.open(layout.submissions, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)  # the umask applies
-    try:
-        os.write(fd, line)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def read_submissions(layout: RunLayout) -> list[dict[str, Any]]:
-    if not layout.submissions.exists():
-        return []
-    out: list[dict[str, Any]] = []
-    for n, line in enumerate(layout.submissions.read_text().splitlines(), 1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                raise UserError(f"{layout.submissions}:{n}: not a JSON line") from None
-    return out
-
-
-def last_throttle(layout: RunLayout) -> int | None:
-    """A resubmission keeps the throttle of the run's latest submission (the cluster's limits did not change)."""
-    for record in reversed(read_submissions(layout)):
-        if record.get("throttle"):
-            return int(record["throttle"])
-    return None

@@ -98,7 +98,7 @@ def test_failure_and_recovery(slurm_cluster: cluster.ClusterInfo, tmp_path: Path
     slurm(slurm_cluster, "scancel", held)
     report = wait_idle(cli, slurm_cluster, run)
     assert partition_states(report)["failed"] == [2, 5]
-    assert f"job {held}_2 CANCELLED" in report["failed"]["2"]["evidence"][0]
+    assert report["failed"]["2"]["evidence"][0].startswith(f"job {held}_2 CANCELLED before it started")
 
     proc = cli("resubmit", run, env=slurm_cluster.env, check=True)
     assert "--array=2,5 " in proc.stdout
@@ -113,3 +113,25 @@ def test_failure_and_recovery(slurm_cluster: cluster.ClusterInfo, tmp_path: Path
     assert sorted(ledger.column("partition").to_pylist()) == list(range(PARTITIONS))  # none counted twice
     assert not (run / "results" / "duplicates").exists()
     assert len(submissions(run)) == 2
+
+
+def test_cancelled_while_pending_is_failed_however_cancelled(slurm_cluster: cluster.ClusterInfo, tmp_path: Path,
+                                                             cli) -> None:  # type: ignore[no-untyped-def]
+    """One rule: an element cancelled alone (SLURM keeps no record) and the pending elements of a cancelled
+    array (one CANCELLED record, no run time) both ended without a result: failed, and resubmit runs them."""
+    run = tmp_path / "cancelled pending"
+    cli("pool", "nqueens", "--n", 12, "--out", run, "-P", 6, check=True)
+    cli("submit", run, "--throttle", 1, env=slurm_cluster.env, check=True)
+    job = submissions(run)[0]["job_id"]
+    slurm(slurm_cluster, "scancel", f"{job}_4")
+    slurm(slurm_cluster, "scancel", str(job))
+    report = wait_idle(cli, slurm_cluster, run)
+    states = partition_states(report)
+    assert 4 in states["failed"] and len(states["failed"]) >= 3 and not states["missing"], report
+    assert "never started" in report["failed"]["4"]["evidence"][0] and "submissions.jsonl" in report["failed"]["4"]["evidence"][0]
+    assert any("CANCELLED before it started" in report["failed"][str(i)]["evidence"][0] for i in states["failed"] if i != 4)
+    cli("resubmit", run, env=slurm_cluster.env, check=True)
+    report = wait_idle(cli, slurm_cluster, run)
+    assert partition_states(report)["done"] == list(range(6)), report
+    proc = cli("collect", run, env=slurm_cluster.env, check=True)
+    assert f"total {published('nqueens_total', 12)} " in proc.stdout

@@ -170,13 +170,15 @@ def test_parse_recorded_jobcomp_and_config() -> None:
 
 
 def test_parse_sacct() -> None:
-    # Hand-written in sacct --parsable2 --noheader -X -o JobID,JobName,State,ExitCode,Reason form (no
+    # Hand-written in sacct --parsable2 --noheader -X -o JobID,JobName,State,ExitCode,Reason,Elapsed form (no
     # accounting daemon here to record from).
-    text = ("41_3|permenum-x|FAILED|1:0|NonZeroExitCode\n41_4|permenum-x|CANCELLED by 0|0:15|None\n"
-            "41_[5-7%2]|permenum-x|PENDING|0:0|JobArrayTaskLimit\n42|other|COMPLETED|0:0|None\n")
-    got = [(t.slurm_id, t.state) for t in queue.parse_sacct(text, "permenum-x")]
-    assert got == [("41_3", "FAILED"), ("41_4", "CANCELLED"), ("41_5", "PENDING"), ("41_6", "PENDING"),
-                   ("41_7", "PENDING")]
+    text = ("41_3|permenum-x|FAILED|1:0|NonZeroExitCode|00:01:02\n41_4|permenum-x|CANCELLED by 0|0:15|None|00:00:07\n"
+            "41_[5-7%2]|permenum-x|PENDING|0:0|JobArrayTaskLimit|00:00:00\n42|other|COMPLETED|0:0|None|00:00:01\n"
+            "43_[0-1]|permenum-x|CANCELLED by 0|0:0|JobArrayTaskLimit|00:00:00\n")
+    got = [(t.slurm_id, t.state, t.started) for t in queue.parse_sacct(text, "permenum-x")]
+    assert got == [("41_3", "FAILED", True), ("41_4", "CANCELLED", True), ("41_5", "PENDING", False),
+                   ("41_6", "PENDING", False), ("41_7", "PENDING", False), ("43_0", "CANCELLED", False),
+                   ("43_1", "CANCELLED", False)]
 
 
 def test_max_array_size_is_enforced() -> None:
@@ -264,3 +266,20 @@ def test_why_an_element_was_signalled_from_recorded_scontrol_lines() -> None:
     assert classify_end({**cancelled, "PreemptTime": "2026-11-23T10:01:00"}, 0) == "preempted"
     assert classify_end({**cancelled, "EndTime": "Unknown"}, 0) == "unknown"
     assert classify_end({**requeued, "Restarts": "3"}, 3) != "requeued"  # its own restarts are not a new requeue
+
+
+def test_a_task_cancelled_while_pending_is_failed_however_it_was_cancelled() -> None:
+    """Recorded (scontrol show job -o, Slurm 22.05): array 1's pending elements 2-5 after `scancel 1`
+    (one CANCELLED record, RunTime 00:00:00) beside element 1, cancelled while running."""
+    records = queue.parse_scontrol_jobs((DATA / "scontrol_cancelled_pending.txt").read_text(),
+                                        "permenum-nqueens13-bfc0c57cfe76")
+    assert [(t.partition, t.state, t.started) for t in records] == [
+        (1, "CANCELLED", True), (2, "CANCELLED", False), (3, "CANCELLED", False), (4, "CANCELLED", False),
+        (5, "CANCELLED", False)]
+    # element 6 was cancelled alone while pending: SLURM keeps no record, submissions.jsonl says it was sent
+    submitted = {i: 1 for i in range(7)}
+    states, evidence, _, _ = classify(Evidence(8, {0}, [], records, {}, {}, submitted=submitted))
+    assert states["failed"] == [1, 2, 3, 4, 5, 6] and states["missing"] == [7]
+    assert evidence[1] == ["job 1_1 CANCELLED (exit 0:15) [scontrol]"]
+    assert evidence[2] == ["job 1_2 CANCELLED before it started (JobArrayTaskLimit) [scontrol]"]
+    assert evidence[6][0].startswith("job 1_6 never started") and "[submissions.jsonl]" in evidence[6][0]

@@ -1,0 +1,55 @@
+"""``RUN/submissions.jsonl``: one JSON line per sbatch that permenum ran (time, kind, job id, array
+spec, the exact command, the options). Its one reader and writer: `submit` appends, `resubmit` reads the
+throttle, `status` reads which array job covered each partition last.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from permenum.errors import UserError
+from permenum.layout import RunLayout
+from permenum.ranges import expand_ranges
+
+
+def append_submission(layout: RunLayout, record: dict[str, Any]) -> None:
+    """One JSON line per submission, appended and fsynced (an append of one short line is atomic)."""
+    line = (json.dumps(record, sort_keys=True) + "\n").encode()
+    fd = os.open(layout.submissions, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)  # the umask applies
+    try:
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_submissions(layout: RunLayout) -> list[dict[str, Any]]:
+    if not layout.submissions.exists():
+        return []
+    out: list[dict[str, Any]] = []
+    for n, line in enumerate(layout.submissions.read_text().splitlines(), 1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                raise UserError(f"{layout.submissions}:{n}: not a JSON line") from None
+    return out
+
+
+def latest_submission(layout: RunLayout) -> dict[int, int]:
+    """Partition -> the array job of the latest submission that covered it (submissions.jsonl)."""
+    out: dict[int, int] = {}
+    for record in read_submissions(layout):
+        for partition in expand_ranges(str(record.get("array", "")).partition("%")[0]):
+            out[partition] = int(record["job_id"])
+    return out
+
+
+def last_throttle(layout: RunLayout) -> int | None:
+    """A resubmission keeps the throttle of the run's latest submission (the cluster's limits did not change)."""
+    for record in reversed(read_submissions(layout)):
+        if record.get("throttle"):
+            return int(record["throttle"])
+    return None
