@@ -13,7 +13,7 @@ import statistics
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-
+from typing import Any
 
 from permenum.atomic import write_atomic
 from permenum.errors import UserError
@@ -95,11 +95,26 @@ class Report:
             return None
         return statistics.correlation(est, meas)
 
+    def estimate_ratios(self) -> dict[int, float]:
+        """Per partition: its share of the measured cost over its share of the estimated cost. 1.00 where
+        the estimate was right, 1.30 where the partition cost 30% more than its estimate said. It means
+        the same whether or not the estimates differ (under cost balancing they are all equal, and it is
+        the partition's cost over the mean)."""
+        pairs = [(p.partition, p.estimated_cost, p.measured_cost) for p in self.parts
+                 if p.estimated_cost and p.estimated_cost > 0 and p.measured_cost is not None]
+        est, meas = sum(e for _, e, _ in pairs), sum(m for _, _, m in pairs)
+        if not pairs or meas <= 0:
+            return {}
+        return {i: (m / meas) / (e / est) for i, e, m in pairs}
+
+    def worst_estimate(self) -> int | None:
+        """The partition whose cost was furthest from its estimate (by factor, either way)."""
+        ratios = self.estimate_ratios()
+        return max(ratios, key=lambda i: abs(math.log(ratios[i])) if ratios[i] > 0 else math.inf, default=None)
+
     def cost_ratio_spread(self) -> float | None:
-        """max / min of measured cost per unit of estimated cost: 1.00 when the estimate predicts exactly
-        (up to a constant), whether or not the estimates differ."""
-        est, meas = self.cost_pairs()
-        ratios = [m / e for e, m in zip(est, meas) if e > 0]
+        """max / min of the estimate ratios: 1.00 when the estimates predict exactly (up to a constant)."""
+        ratios = list(self.estimate_ratios().values())
         return max(ratios) / min(ratios) if ratios and min(ratios) > 0 else None
 
 
@@ -114,10 +129,12 @@ def build_report(layout: RunLayout) -> Report:
     if not collected.records:
         raise UserError(f"{layout.root} has no results yet: run its partitions first (`permenum run` or `permenum submit`)")
     rows = collected.ledger.to_pylist()
-    parts = [PartitionTime(int(r["partition"]), float(r["seconds_total"]), float(r["seconds_kernel"]), int(r["states"]),
-                           float(r["solutions"]), r["estimated_cost"], r.get("measured_cost"),
-                           r["devices"] or "?") for r in rows]
+    # one measure for every partition: nodes where all counted them, else kernel seconds for all
     unit = "nodes" if all(r["nodes"] is not None for r in rows) else "kernel seconds"
+    parts = [PartitionTime(int(r["partition"]), float(r["seconds_total"]), float(r["seconds_kernel"]), int(r["states"]),
+                           float(r["solutions"]), r["estimated_cost"],
+                           float(r["nodes"]) if unit == "nodes" else float(r["seconds_kernel"]),
+                           r["devices"] or "?") for r in rows]
     return Report(collected, parts, unit)
 
 
@@ -154,21 +171,7 @@ def plot_report(report: Report, path: Path) -> None:
         ax_t.set_xticks(list(x), [str(p.partition) for p in parts], fontsize=8, rotation=90 if len(parts) > 24 else 0)
     ax_t.legend(loc="lower left", fontsize=9)
 
-    est, meas = report.cost_pairs()
-    ax_c.scatter(est, meas, s=24, color="#55a868", edgecolor="black", linewidth=0.4)
-    r = report.cost_correlation()
-    if est and sum(e * e for e in est) > 0:
-        slope = sum(e * v for e, v in zip(est, meas)) / sum(e * e for e in est)  # least squares through the origin
-        lo, hi = min(est), max(est)
-        ax_c.plot([lo, hi], [slope * lo, slope * hi], color="#333333", linewidth=1, label="fit through 0")
-        ax_c.legend(loc="upper left", fontsize=9)
-    spread = report.cost_ratio_spread()
-    ax_c.set_title("estimated vs measured cost" + (f" (r = {r:.2f})" if r is not None else "")
-                   + (f"\nmeasured/estimated max/min {spread:.3f}" if spread else ""), fontsize=10)
-    ax_c.set_xlabel("estimated cost (search nodes)")
-    ax_c.xaxis.set_major_formatter(EngFormatter(places=2))  # no offset text: it collides with the label
-    ax_c.locator_params(axis="x", nbins=4)
-    ax_c.set_ylabel(f"measured cost ({report.cost_unit})")
+    _plot_estimates(ax_c, report)
 
     devices = report.devices()
     labels = [textwrap.fill(d.device, 24) for d in devices]
@@ -184,3 +187,23 @@ def plot_report(report: Report, path: Path) -> None:
     fig.tight_layout()
     write_atomic(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
     plt.close(fig)
+
+
+def _plot_estimates(ax: Any, report: Report) -> None:
+    """Per partition, measured over estimated cost (1 = as estimated), with the +-20% band: readable
+    whether the estimates differ or, under cost balancing, are all equal."""
+    ratios = report.estimate_ratios()
+    order = sorted(ratios)
+    x = range(len(order))
+    ax.axhspan(0.8, 1.2, color="#e5e5e5", label="within 20%")
+    ax.bar(x, [ratios[i] for i in order], color="#55a868", edgecolor="black", linewidth=0.3)
+    ax.axhline(1.0, color="#333333", linewidth=1)
+    r = report.cost_correlation()
+    worst = report.worst_estimate()
+    ax.set_title("measured / estimated cost, per partition" + (f" (r = {r:.2f})" if r is not None else "")
+                 + (f"\nworst: partition {worst}, {ratios[worst]:.2f}" if worst is not None else ""), fontsize=10)
+    ax.set_xlabel("partition")
+    ax.set_ylabel(f"share of {report.cost_unit} / share of estimate")
+    if len(order) <= 48:
+        ax.set_xticks(list(x), [str(i) for i in order], fontsize=8, rotation=90 if len(order) > 24 else 0)
+    ax.legend(loc="lower right", fontsize=9)

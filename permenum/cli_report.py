@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -14,11 +15,10 @@ from rich.table import Table
 
 from permenum.layout import RunLayout
 
+if TYPE_CHECKING:
+    from permenum.jobs.report import Report
+
 out = Console(highlight=False, soft_wrap=True)
-
-
-def _fmt(value: float | None, spec: str = ".2f") -> str:
-    return "n/a" if value is None else format(value, spec)
 
 
 @click.command()
@@ -48,9 +48,7 @@ def report(run: str, plot_file: str | None) -> None:
     mean = statistics.fmean(rep.seconds)
     summary.add_row("task time", f"min {lo:.3f} / median {med:.3f} / max {hi:.3f} / mean {mean:.3f} s")
     summary.add_row("imbalance", f"{rep.imbalance:.3f} slowest/mean task time (kernel {rep.kernel_imbalance:.3f})")
-    r = rep.cost_correlation()
-    correlation = "no r: under 3 partitions or estimates within 0.1%" if r is None else f"Pearson r {r:.2f}"
-    summary.add_row("estimated vs measured", f"{correlation}; measured/estimated max/min {_fmt(rep.cost_ratio_spread(), '.3f')}")
+    summary.add_row("estimated vs measured", _estimates_line(rep))
     source = "node-counting build" if rep.cost_unit == "nodes" else "no node counts"
     summary.add_row("measured cost", f"{rep.cost_unit} ({source})")
     out.print(summary)
@@ -65,6 +63,20 @@ def report(run: str, plot_file: str | None) -> None:
     if plot_file:
         plot_report(rep, Path(plot_file))
         out.print(f"plot: {plot_file}")
+
+
+def _estimates_line(rep: "Report") -> str:
+    """How good the cost estimates were, per partition: measured over estimated share, and the worst."""
+    ratios = rep.estimate_ratios()
+    if not ratios:
+        return "n/a (no estimates or no measured cost)"
+    worst = rep.worst_estimate()
+    assert worst is not None
+    within = sum(0.8 <= v <= 1.2 for v in ratios.values())
+    r = rep.cost_correlation()
+    return (f"measured/estimated per partition min {min(ratios.values()):.2f} / median "
+            f"{statistics.median(ratios.values()):.2f} / max {max(ratios.values()):.2f}; {within}/{len(ratios)} within "
+            f"20%; worst partition {worst} ({ratios[worst]:.2f})" + ("" if r is None else f"; Pearson r {r:.2f}"))
 
 
 def register(group: click.Group) -> None:

@@ -117,7 +117,7 @@ def test_cost_balanced_run_is_exact_and_reported(tmp_path: Path, cli) -> None:  
     assert next(r for r in ledger if r["partition"] == 0)["nodes"] > 0
 
     png = tmp_path / "out" / "report.png"
-    proc = cli("report", layout.root, "--plot", png, check=True)
+    proc = cli("report", layout.root, "--plot", png, check=True, env={"COLUMNS": "240"})
     assert "imbalance" in proc.stdout and "slowest/mean task time" in proc.stdout
     assert "matches the published count" in proc.stdout
     data = png.read_bytes()
@@ -125,6 +125,14 @@ def test_cost_balanced_run_is_exact_and_reported(tmp_path: Path, cli) -> None:  
 
     report = build_report(layout)
     assert report.imbalance >= 1.0 and len(report.parts) == 5
+    # how good the estimates were, per partition, in one measure (kernel seconds: not all counted nodes)
+    assert report.cost_unit == "kernel seconds" and all(p.measured_cost == p.seconds_kernel for p in report.parts)
+    ratios = report.estimate_ratios()
+    assert sorted(ratios) == list(range(5)) and all(v > 0 for v in ratios.values())
+    est = {p.partition: p.estimated_cost or 0.0 for p in report.parts}
+    assert abs(sum(ratios[i] * est[i] for i in ratios) / sum(est.values()) - 1) < 1e-9  # shares: weighted mean 1
+    worst = report.worst_estimate()
+    assert f"worst partition {worst} ({ratios[worst]:.2f})" in proc.stdout
     assert sum(d.states for d in report.devices()) == c.manifest.total_states
 
 
