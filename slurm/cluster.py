@@ -386,7 +386,7 @@ def _wait_idle(info: ClusterInfo, host: str, p: Mapping[str, Path], timeout: flo
             last = _run(cmd, env=info.env, timeout=10).stdout.strip()
         except ClusterError as exc:
             last = str(exc)
-        if last == "idle":
+        if last and set(last.split()) == {"idle"}:  # one line per partition the node is in
             return
         time.sleep(0.5)
     raise ClusterError(
