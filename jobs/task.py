@@ -22,6 +22,7 @@ from permenum.checkpoints import Checkpoint, CheckpointError, load_checkpoint, s
 from permenum.jobs.chunking import ChunkSizer, WorkIndex
 from permenum.jobs.environment import TaskEnvironment
 from permenum.jobs.partial import ChunkLedger, Partial
+from permenum.jobs.refine import RefiningSolver
 from permenum.jobs.schedule import DeviceState, Scheduler, StopRule
 from permenum.jobs.solutions import write_solutions
 from permenum.jobs.stream import StreamedPartition
@@ -34,8 +35,8 @@ from permenum.problems.base import exact_sum
 from permenum.records import (DeviceUse, Manifest, PartitionEntry, ResultRecord, Seconds, attempts_so_far,
                               load_manifest, write_failure, write_result)
 from permenum.solver.devices import DeviceRef, select_devices
-from permenum.solver.opencl import BatchCounts, device_context, first_chunk, min_chunk
-from permenum.solver.registry import Solver, make_solver
+from permenum.solver.opencl import BatchCounts, device_context, device_lanes, first_chunk, min_chunk
+from permenum.solver.registry import make_solver
 from permenum.task_options import TaskOptions
 
 #: `permenum task` exits with this (EX_TEMPFAIL) when it stopped early after checkpointing.
@@ -112,14 +113,27 @@ class _Attempt:
         self.entry: PartitionEntry = self.manifest.partition(partition)
         self.problem: Problem = get_problem(self.manifest.problem)
         self.refs: list[DeviceRef] = select_devices(options.device)
-        self.scheduler = Scheduler(
-            [DeviceState(r.label, r.is_gpu, ChunkSizer(options.chunk_seconds, first_chunk(r), min_chunk(r)), first_chunk(r))
-             for r in self.refs], StopRule(stop, options.max_seconds, self.t_start))
-        self.solvers: list[Solver | None] = [None] * len(self.refs)  # each built by its device's own thread
+        self.targets = [self._refine_target(r) for r in self.refs]
+        self.scheduler = Scheduler([self._device_state(r, t) for r, t in zip(self.refs, self.targets)],
+                                   StopRule(stop, options.max_seconds, self.t_start))
+        self.solvers: list[RefiningSolver | None] = [None] * len(self.refs)  # each built by its device's own thread
         self.setup_seconds = [0.0] * len(self.refs)  # context and kernel build
         self.busy_seconds = [0.0] * len(self.refs)  # inside the solver: host preparation, transfers, kernels
         self.log = TaskLog(layout.task_log(partition), partition)
         self.loaded: _Loaded | None = None  # set before the scheduler opens
+
+    def _refine_target(self, ref: DeviceRef) -> int | None:
+        """States per launch that fill ``ref`` where the partition is coarser than that (jobs.refine); None:
+        count the pool's states as they are (a fine pool, or --count-nodes: nodes are counted from the
+        pool's depth, the unit of its cost estimates)."""
+        target = self.problem.states_per_lane * device_lanes(ref)
+        return None if self.options.count_nodes or self.entry.rows >= target else target
+
+    def _device_state(self, ref: DeviceRef, target: int | None) -> DeviceState:
+        """A device's chunk sizes: a refined device's first chunk is 1/64 of the partition (refinement fills
+        the launch), with no floor; otherwise the device's own first launch and floor, in pool states."""
+        first, floor = (max(1, self.entry.rows // 64), 1) if target else (first_chunk(ref), min_chunk(ref))
+        return DeviceState(ref.label, ref.is_gpu, ChunkSizer(self.options.chunk_seconds, first, floor), first)
 
     def run(self) -> TaskResult:
         self._count()
@@ -190,8 +204,10 @@ class _Attempt:
         """Build device ``k``'s solver (a slow PoCL build does not hold the GPUs back), then count chunks."""
         t0 = time.perf_counter()
         m = self.manifest
-        solver = make_solver(self.problem.name, device_context(self.refs[k]), m.n, m.locked_depth, self.options.kernel,
-                             m.symmetry, self.options.count_nodes)
+        dev = device_context(self.refs[k])
+        solver = RefiningSolver(lambda depth: make_solver(self.problem.name, dev, m.n, depth, self.options.kernel,
+                                                          m.symmetry, self.options.count_nodes),
+                                m.locked_depth, self.problem, m.n, m.symmetry, self.targets[k])
         self.solvers[k] = solver
         self.setup_seconds[k] = time.perf_counter() - t0
         if not self.scheduler.wait_open():
@@ -201,12 +217,13 @@ class _Attempt:
             start, end = claimed
             chunk = loaded.states.take(start, end)  # waits for its row groups to be parsed
             t0 = time.perf_counter()
-            out = solver(chunk)
+            fine, out = solver(chunk)
             self.busy_seconds[k] += time.perf_counter() - t0
-            self.scheduler.finish(k, start, end, self._sums(chunk, out), out.kernel_seconds)
+            self.scheduler.finish(k, start, end, self._sums(fine, out), out.kernel_seconds)
             if self.on_chunk:
                 self.on_chunk(end - start)
-            self.log.write(f"{self.refs[k].label}: states {start}-{end}, kernel {out.kernel_seconds:.2f} s, "
+            refined = f" (refined to {len(fine)} at depth {fine.depth})" if fine is not chunk else ""
+            self.log.write(f"{self.refs[k].label}: states {start}-{end}{refined}, kernel {out.kernel_seconds:.2f} s, "
                            f"{time.perf_counter() - t0:.2f} s in all, ended {time.perf_counter() - self.t_start:.2f} s "
                            "into the attempt")
 

@@ -235,16 +235,6 @@ def arrays(run: str, expand: bool, out_file: str | None) -> None:
     err.print(f"{len(found)} Costas arrays{' (all members of each class)' if expand else ''}, each verified")
 
 
-def _device_target(problem: str, refs: "list[DeviceRef]", default: int) -> int:
-    """Pool target of `enumerate` without -S: the problem's states per lane times the devices' lanes
-    (N-Queens 32: small states keep a GPU launch's tail short; Costas 1: its
-    states are few but heavy, and its pool is costly to build), at least the pool command's default."""
-    from permenum.problems import get_problem
-    from permenum.solver.opencl import device_lanes
-
-    return max(default, get_problem(problem).states_per_lane * sum(device_lanes(r) for r in refs))
-
-
 @cli.command()
 @click.argument("problem")
 @click.argument("n", type=int)
@@ -270,9 +260,8 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
         from permenum.solver.devices import select_devices
 
         refs = select_devices(device)
-        if click.get_current_context().get_parameter_source("target_states") == click.core.ParameterSource.DEFAULT:
-            target_states = _device_target(problem, refs, target_states)
-        # a GPU runs best on one large partition per worker: each partition ends in a launch tail
+        # a coarse pool (the pool's default target): each task refines its chunks to its device's grain
+        # (jobs.refine); a GPU runs best on one partition per worker: each partition ends in a launch tail
         auto = workers if any(r.is_gpu for r in refs) else AUTO_PARTITIONS
 
         settings = PoolSettings(problem, n, partitions, target_states, seed=seed, symmetry=symmetry, balance=balance,

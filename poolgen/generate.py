@@ -27,8 +27,10 @@ class LadderResult:
     stop_reason: str = ""
 
 
-def climb(problem: Problem, n: int, target: int, factor: float, symmetry: str) -> LadderResult:
-    batch = problem.root(n, symmetry)
+def climb(problem: Problem, n: int, target: int, factor: float, symmetry: str,
+          start: StateBatch | None = None) -> LadderResult:
+    """The ladder from the root, or from ``start`` (a task refining a coarse chunk, jobs.refine)."""
+    batch = problem.root(n, symmetry) if start is None else start
     rungs = [len(batch)]
     while True:
         if len(batch) >= target:

@@ -116,7 +116,7 @@ class Problem(ABC):
     mask_names: tuple[str, ...] = ()
     counts_classes = False  # whether tally() reports symmetry classes
     reports_solutions = False  # whether the kernel's solutions are stored beside the result (solutions/)
-    states_per_lane = 1  # pool states per device lane that `enumerate` aims at (see cli._device_target)
+    states_per_lane = 1  # states per device lane of one launch, where a task refines a coarse pool (jobs.refine)
     symmetry_modes: tuple[str, ...] = ("mirror", "none")
     default_symmetry: str = "mirror"
 

@@ -1,0 +1,49 @@
+"""Refinement inside the task: a coarse pool's chunk is expanded on the host to the grain its device
+needs, then counted by the kernel built for the depth it reached.
+
+Why: a GPU launch needs millions of states (16-32 per lane) to keep its warps busy, but a pool at that
+grain for thousands of partitions does not fit on any host (N-Queens 24, 100 partitions: 16.6 GB).
+So the pool holds as many states as partitioning and balance need, and each chunk -- a range of the
+partition's coarse states, sized by time like any chunk -- is climbed (poolgen.generate.climb, the
+pool's own ladder) until it holds the device's target: children stay beside their parent, the tree
+order that keeps a warp's lanes in step. Memory is bounded by the ladder's hard limit (4x the
+target) per chunk in flight; the fine pool never exists as a whole. Checkpoints stay exact because
+the chunk ledger counts coarse states: a chunk is counted whole or not at all.
+
+On the host rather than in an OpenCL expansion step: expanding a chunk is numpy over at most a few
+million states (N-Queens 21 on the H100: see bench/NOTES.md), done by the device's own thread while
+the other devices count, and it reuses the tested expansion and symmetry weights instead of a second
+implementation of them in OpenCL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from permenum.poolgen.generate import climb
+from permenum.poolgen.write import DEFAULT_FACTOR
+from permenum.problems import Problem, StateBatch
+from permenum.solver.opencl import BatchCounts
+from permenum.solver.registry import Solver
+
+
+class RefiningSolver:
+    """A device's kernels over chunks of any grain: each chunk climbed to ``target`` states (None: as it is)."""
+
+    def __init__(self, build: Callable[[int], Solver], depth: int, problem: Problem, n: int, symmetry: str,
+                 target: int | None):
+        self._build, self._solvers = build, {depth: build(depth)}  # the pool's depth now: it times the setup
+        self.problem, self.n, self.symmetry, self.target = problem, n, symmetry, target
+        self.variant = self._solvers[depth].variant
+
+    def refine(self, chunk: StateBatch) -> StateBatch:
+        if self.target is None or len(chunk) >= self.target:
+            return chunk
+        return climb(self.problem, self.n, self.target, DEFAULT_FACTOR, self.symmetry, start=chunk).states
+
+    def __call__(self, chunk: StateBatch) -> tuple[StateBatch, BatchCounts]:
+        """The states counted (the chunk, refined) and their counts."""
+        fine = self.refine(chunk)
+        if fine.depth not in self._solvers:
+            self._solvers[fine.depth] = self._build(fine.depth)
+        return fine, self._solvers[fine.depth](fine)
