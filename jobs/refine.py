@@ -39,7 +39,7 @@ class RefiningSolver:
     def refine(self, chunk: StateBatch) -> StateBatch:
         if self.target is None or len(chunk) >= self.target:
             return chunk
-        return climb(self.problem, self.n, self.target, DEFAULT_FACTOR, self.symmetry, start=chunk).states
+        return climb(self.problem, self.n, self.target, DEFAULT_FACTOR, self.symmetry, start=chunk, predict=True).states
 
     def __call__(self, chunk: StateBatch) -> tuple[StateBatch, BatchCounts]:
         """The states counted (the chunk, refined) and their counts."""

@@ -12,11 +12,14 @@ only to refuse it.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from permenum.problems import Problem, StateBatch
 
 EXPAND_SLICE = 1 << 15  # parents expanded at once
+EXPAND_THREADS = 16  # slices expanded side by side
 
 
 @dataclass
@@ -28,10 +31,15 @@ class LadderResult:
 
 
 def climb(problem: Problem, n: int, target: int, factor: float, symmetry: str,
-          start: StateBatch | None = None) -> LadderResult:
-    """The ladder from the root, or from ``start`` (a task refining a coarse chunk, jobs.refine)."""
+          start: StateBatch | None = None, predict: bool = False) -> LadderResult:
+    """The ladder from the root, or from ``start`` (a task refining a coarse chunk, jobs.refine).
+
+    ``predict``: also stop where the last rung's growth says the next one would pass the hard limit,
+    without building it (refinement: N-Queens 21, 1024 states, built 34.5 M of a rung only to drop it,
+    12.4 s of 17.5). Pools do not predict, so that the same settings keep giving the same pool."""
     batch = problem.root(n, symmetry) if start is None else start
     rungs = [len(batch)]
+    growth = 0.0
     while True:
         if len(batch) >= target:
             reason = f"reached the target {target}"
@@ -39,12 +47,16 @@ def climb(problem: Problem, n: int, target: int, factor: float, symmetry: str,
         if problem.complete(n, batch) or len(batch) == 0:
             reason = "states are complete" if len(batch) else "no state survives"
             break
+        if predict and len(batch) * growth > factor * target:
+            reason = f"next rung (about {len(batch) * growth:.0f}) would exceed the hard limit {factor:g} x {target}"
+            break
         nxt = _next_rung(problem, n, batch, symmetry, int(factor * target))
         if isinstance(nxt, int):
             rungs.append(nxt)
             reason = f"next rung (over {nxt}) exceeds the hard limit {factor:g} x {target}"
             break
         rungs.append(len(nxt))
+        growth = len(nxt) / len(batch)
         if len(nxt) < len(batch):
             reason = f"downward slope ({len(batch)} -> {len(nxt)})"
             break
@@ -53,13 +65,20 @@ def climb(problem: Problem, n: int, target: int, factor: float, symmetry: str,
 
 
 def _next_rung(problem: Problem, n: int, batch: StateBatch, symmetry: str, limit: int) -> StateBatch | int:
-    """The next rung, or the count at which it passed ``limit`` (then it is not built further)."""
+    """The next rung, or the count at which it passed ``limit`` (then it is not built further).
+
+    Slices of parents are expanded by EXPAND_THREADS threads (numpy leaves the GIL on these sizes: a
+    GPU node's cores refine a task's chunks side by side), and joined in order: the rung is the same
+    as one thread's."""
+    slices = [slice(start, start + EXPAND_SLICE) for start in range(0, len(batch), EXPAND_SLICE)]
     parts: list[StateBatch] = []
     count = 0
-    for start in range(0, len(batch), EXPAND_SLICE):
-        part = problem.expand(n, batch.take(slice(start, start + EXPAND_SLICE)), symmetry)
-        count += len(part)
-        if count > limit:
-            return count
-        parts.append(part)
+    threads = max(1, min(len(slices), EXPAND_THREADS, len(os.sched_getaffinity(0))))
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        for wave in range(0, len(slices), threads):  # a wave at a time: memory stays near the limit
+            for part in pool.map(lambda sl: problem.expand(n, batch.take(sl), symmetry), slices[wave:wave + threads]):
+                count += len(part)
+                if count > limit:
+                    return count
+                parts.append(part)
     return StateBatch.concat(parts)  # climb() never expands an empty rung
