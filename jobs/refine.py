@@ -41,9 +41,8 @@ class RefiningSolver:
             return chunk
         return climb(self.problem, self.n, self.target, DEFAULT_FACTOR, self.symmetry, start=chunk, predict=True).states
 
-    def __call__(self, chunk: StateBatch) -> tuple[StateBatch, BatchCounts]:
-        """The states counted (the chunk, refined) and their counts."""
-        fine = self.refine(chunk)
+    def count(self, fine: StateBatch) -> BatchCounts:
+        """Count refined states with the kernel built for their depth (built here, in the device's thread)."""
         if fine.depth not in self._solvers:
             self._solvers[fine.depth] = self._build(fine.depth)
-        return fine, self._solvers[fine.depth](fine)
+        return self._solvers[fine.depth](fine)

@@ -133,6 +133,12 @@ class Scheduler:
             if not ledger.complete:
                 self.on_progress()
 
+    def stopping(self, k: int) -> bool:
+        """Whether device ``k`` should count no more (a stop request, or a failed peer): it then drops a
+        chunk it claimed ahead, which the checkpoint does not hold (a resumed task counts it)."""
+        with self.lock:
+            return self.failed or self._stopping(self.devices[k], self.clock())
+
     def leave(self, k: int) -> None:
         """Device ``k`` stops (done or failed); peers no longer wait for it to take the tail."""
         with self.lock:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -213,19 +214,37 @@ class _Attempt:
         if not self.scheduler.wait_open():
             return
         loaded = self._opened()
-        while (claimed := self.scheduler.claim(k)) is not None:
-            start, end = claimed
-            chunk = loaded.states.take(start, end)  # waits for its row groups to be parsed
-            t0 = time.perf_counter()
-            fine, out = solver(chunk)
-            self.busy_seconds[k] += time.perf_counter() - t0
-            self.scheduler.finish(k, start, end, self._sums(fine, out), out.kernel_seconds)
-            if self.on_chunk:
-                self.on_chunk(end - start)
-            refined = f" (refined to {len(fine)} at depth {fine.depth})" if fine is not chunk else ""
-            self.log.write(f"{self.refs[k].label}: states {start}-{end}{refined}, kernel {out.kernel_seconds:.2f} s, "
-                           f"{time.perf_counter() - t0:.2f} s in all, ended {time.perf_counter() - self.t_start:.2f} s "
-                           "into the attempt")
+        with ThreadPoolExecutor(1, thread_name_prefix=f"refine-{k}") as ahead:
+            nxt = self._claim_ahead(k, solver, loaded, ahead)
+            while nxt is not None:
+                (start, end), refined = nxt
+                chunk, fine = refined.result()
+                nxt = self._claim_ahead(k, solver, loaded, ahead)  # refined on the host while this one counts
+                t0 = time.perf_counter()
+                out = solver.count(fine)
+                self.busy_seconds[k] += time.perf_counter() - t0
+                self.scheduler.finish(k, start, end, self._sums(fine, out), out.kernel_seconds)
+                if self.on_chunk:
+                    self.on_chunk(end - start)
+                refinement = f" (refined to {len(fine)} at depth {fine.depth})" if fine is not chunk else ""
+                self.log.write(f"{self.refs[k].label}: states {start}-{end}{refinement}, kernel {out.kernel_seconds:.2f} s, "
+                               f"{time.perf_counter() - t0:.2f} s in all, ended {time.perf_counter() - self.t_start:.2f} s "
+                               "into the attempt")
+                if nxt is not None and self.scheduler.stopping(k):
+                    break  # the chunk claimed ahead is dropped: not in the checkpoint, counted on resume
+
+    def _claim_ahead(self, k: int, solver: RefiningSolver, loaded: _Loaded,
+                     ahead: ThreadPoolExecutor) -> tuple[tuple[int, int], Future[tuple[StateBatch, StateBatch]]] | None:
+        """Device ``k``'s next chunk, its states parsed and refined in ``ahead`` (None: no more chunks)."""
+        claimed = self.scheduler.claim(k)
+        if claimed is None:
+            return None
+
+        def refined() -> tuple[StateBatch, StateBatch]:
+            chunk = loaded.states.take(*claimed)  # waits for its row groups to be parsed
+            return chunk, solver.refine(chunk)
+
+        return claimed, ahead.submit(refined)
 
     def _sums(self, chunk: StateBatch, out: BatchCounts) -> Partial:
         tally = self.problem.tally(chunk, out.counts, out.solutions, self.manifest.symmetry)
