@@ -156,3 +156,25 @@ def test_local_progress_counts_states_and_reaches_the_total(tmp_path: Path) -> N
     run_local(other, 1, TaskOptions(chunk_seconds=0.05), console=Console(file=screen, width=200, force_terminal=False))
     states = load_manifest(other).total_states
     assert f"{states:,}/{states:,} states, 1/1 partitions" in screen.getvalue()
+
+
+@pytest.mark.parametrize("problem, n", [("nqueens", 14), ("costas", 11)])
+def test_refined_tasks_interrupted_after_every_chunk_stay_exact(tmp_path: Path, problem: str, n: int) -> None:
+    """A coarse pool (fewer states than the device's launch wants) is refined chunk by chunk in the task
+    (jobs.refine); stopped after every chunk -- a chunk claimed and refined ahead is then dropped -- and
+    resumed each time, it still counts every fine state exactly once."""
+    layout = RunLayout(tmp_path / problem)
+    write_pool(layout, PoolSettings(problem, n, 1, target_states=24, seed=1))
+    attempts = 0
+    while not layout.result_file(0).exists():
+        attempts += 1
+        try:
+            run_task(layout, 0, TaskOptions(max_seconds=0, chunk_seconds=1e-4))  # tiny chunks
+        except TaskInterrupted:
+            pass
+        assert attempts < 200
+    log = layout.task_log(0).read_text()
+    assert "refined to" in log and attempts >= 3 and log.count("resuming from checkpoint") == attempts - 1
+    c = collect(layout)
+    assert c.total == published(f"{problem}_total", n)
+    assert problem == "nqueens" or c.classes == published("costas_classes", n)
