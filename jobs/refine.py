@@ -6,14 +6,15 @@ grain for thousands of partitions does not fit on any host (N-Queens 24, 100 par
 So the pool holds as many states as partitioning and balance need, and each chunk -- a range of the
 partition's coarse states, sized by time like any chunk -- is climbed (poolgen.generate.climb, the
 pool's own ladder) until it holds the device's target: children stay beside their parent, the tree
-order that keeps a warp's lanes in step. Memory is bounded by the ladder's hard limit (4x the
+order that keeps a warp's lanes in step. Memory is bounded by the refining ladder's limit (REFINE_FACTOR x the
 target) per chunk in flight; the fine pool never exists as a whole. Checkpoints stay exact because
 the chunk ledger counts coarse states: a chunk is counted whole or not at all.
 
-On the host rather than in an OpenCL expansion step: expanding a chunk is numpy over at most a few
-million states (N-Queens 21 on the H100: see bench/NOTES.md), done by the device's own thread while
-the other devices count, and it reuses the tested expansion and symmetry weights instead of a second
-implementation of them in OpenCL.
+On the host rather than in an OpenCL expansion step, for now: expanding a chunk is numpy over a few
+million states on the node's cores, done on a thread of its own while the device counts the chunk
+before (jobs.task), and it reuses the tested expansion and symmetry weights instead of a second
+implementation of them in OpenCL. What refinement still costs on an H100 is in bench/NOTES.md
+(session 9): mostly the refined chunk's transfers and tally, not the climb.
 """
 
 from __future__ import annotations
