@@ -32,8 +32,8 @@ class DeviceState:
     first_chunk: int  # states of a first launch, also the cap while some peer's rate is unknown
     rate: float = 0.0  # estimated work (WorkIndex) per kernel-second, 0 until measured
     states: int = 0  # counted in this attempt
-    in_flight: float = 0.0  # estimated work of the chunk it runs now
-    since: float = 0.0  # when that chunk was claimed (the scheduler's clock)
+    in_flight: float = 0.0  # estimated work of the chunks it holds: the one it runs, and one claimed ahead
+    since: float = 0.0  # when the chunk it runs now began (the scheduler's clock)
 
     def expected_rate(self, devices: list["DeviceState"]) -> float:
         """Its measured rate, else that of measured devices of its kind (a second GPU like the first), else 0."""
@@ -116,7 +116,9 @@ class Scheduler:
                 # on this one to take the tail (both would quit, the task stopped short)
                 self._active.discard(k)
                 return None
-            d.in_flight, d.since = work.between(*claimed), now
+            if not d.in_flight:  # a chunk claimed ahead (jobs.task) begins when the one before ends
+                d.since = now
+            d.in_flight += work.between(*claimed)
             return claimed
 
     def finish(self, k: int, start: int, end: int, sums: Partial, kernel_seconds: float) -> None:
@@ -128,7 +130,8 @@ class Scheduler:
             measured = work.between(start, end) / max(kernel_seconds, 1e-9)
             d.rate = measured if d.rate == 0 else 0.5 * (d.rate + measured)
             d.states += end - start
-            d.in_flight = 0.0
+            d.in_flight = max(d.in_flight - work.between(start, end), 0.0)  # the chunk claimed ahead, if any
+            d.since = self.clock()
             ledger.finish(start, end, sums)
             if not ledger.complete:
                 self.on_progress()

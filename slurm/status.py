@@ -216,6 +216,7 @@ def gather(layout: RunLayout, backend: Backend | None, backend_note: str = "") -
     """Ask the scheduler (none when ``backend`` is None), then read the result files, then classify."""
     manifest = load_manifest(layout)
     name = job_name(manifest.run_id, manifest.problem, manifest.n)
+    submitted = latest_submission(layout)  # before the queue: a submission landing meanwhile is then queued
     # the scheduler first: a task that ends meanwhile has its result by the time the results are read
     view = NO_SCHEDULER if backend is None else ask_scheduler(backend, name, manifest, backend_note)
     scan = scan_results(layout, manifest)
@@ -224,7 +225,7 @@ def gather(layout: RunLayout, backend: Backend | None, backend_note: str = "") -
     errors = _error_records(layout, not_done)
     logs = _latest_logs(layout, set(not_done))
     ev = Evidence(manifest.num_partitions, done, view.queue, view.ended, errors,
-                  {i: (p, _last_line(p)) for i, p in logs.items()}, scan.damaged, latest_submission(layout))
+                  {i: (p, _last_line(p)) for i, p in logs.items()}, scan.damaged, submitted)
     states, evidence, queued_jobs, notes = classify(ev)
     sources = {
         "results": f"{len(done)} result files" + (f", {len(scan.damaged)} damaged" if scan.damaged else ""),

@@ -42,8 +42,15 @@ def latest_submission(layout: RunLayout) -> dict[int, int]:
     """Partition -> the array job of the latest submission that covered it (submissions.jsonl)."""
     out: dict[int, int] = {}
     for record in read_submissions(layout):
-        for partition in expand_ranges(str(record.get("array", "")).partition("%")[0]):
-            out[partition] = int(record["job_id"])
+        job, spec = record.get("job_id"), str(record.get("array", "")).partition("%")[0]
+        if not isinstance(job, int) or not spec:
+            continue  # a dry run, or a line permenum did not write: it says nothing of a job
+        try:
+            partitions = expand_ranges(spec)
+        except ValueError:
+            continue
+        for partition in partitions:
+            out[partition] = job
     return out
 
 

@@ -111,3 +111,18 @@ def test_abort_hands_out_nothing() -> None:
     scheduler = Scheduler([DeviceState("dev0", True, ChunkSizer(), 64)], StopRule(threading.Event()), clock)
     scheduler.abort()
     assert not scheduler.wait_open()
+
+
+def test_a_chunk_claimed_ahead_keeps_its_device_busy_for_its_peers() -> None:
+    """jobs.task claims a device's next chunk while the current one counts: finishing the current one
+    leaves the one claimed ahead in flight (peers must not see the device idle), begun at that moment."""
+    scheduler, clock = _scheduler([1.0, 1.0], 1000)
+    first = scheduler.claim(0)
+    ahead = scheduler.claim(0)
+    assert first is not None and ahead is not None and first[1] == ahead[0]
+    d = scheduler.devices[0]
+    assert d.in_flight == (first[1] - first[0]) + (ahead[1] - ahead[0]) and d.since == 0.0
+    clock.now = 5.0
+    scheduler.finish(0, *first, Partial(first[1] - first[0], first[1] - first[0], None, None, 5.0, None, 1), 5.0)
+    assert d.in_flight == ahead[1] - ahead[0] and d.since == 5.0
+    assert d.as_peer(scheduler.devices, 5.0).busy > 0

@@ -283,3 +283,14 @@ def test_a_task_cancelled_while_pending_is_failed_however_it_was_cancelled() -> 
     assert evidence[1] == ["job 1_1 CANCELLED (exit 0:15) [scontrol]"]
     assert evidence[2] == ["job 1_2 CANCELLED before it started (JobArrayTaskLimit) [scontrol]"]
     assert evidence[6][0].startswith("job 1_6 never started") and "[submissions.jsonl]" in evidence[6][0]
+
+
+def test_latest_submission_reads_only_what_permenum_wrote(tmp_path: Path) -> None:
+    from permenum.layout import RunLayout
+    from permenum.slurm.submissions import latest_submission
+
+    layout = RunLayout(tmp_path)
+    layout.submissions.write_text('{"job_id": 7, "array": "0-3%2"}\n{"note": "a hand edit"}\n'
+                                  '{"job_id": 9, "array": "2,5"}\n{"job_id": "x", "array": "1"}\n'
+                                  '{"job_id": 11, "array": "bad"}\n')
+    assert latest_submission(layout) == {0: 7, 1: 7, 2: 9, 3: 7, 5: 9}
