@@ -18,7 +18,6 @@ from permenum.layout import RunLayout
 if TYPE_CHECKING:
     from permenum.jobs.environment import StopRequest
     from permenum.task_options import TaskOptions
-    from permenum.solver.devices import DeviceRef
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
