@@ -203,36 +203,45 @@ class _Attempt:
             self.scheduler.leave(k)
 
     def _serve(self, k: int) -> None:
-        """Build device ``k``'s solver (a slow PoCL build does not hold the GPUs back), then count chunks."""
-        t0 = time.perf_counter()
-        m = self.manifest
-        dev = device_context(self.refs[k])
-        solver = RefiningSolver(lambda depth: make_solver(self.problem.name, dev, m.n, depth, self.options.kernel,
-                                                          m.symmetry, self.options.count_nodes),
-                                m.locked_depth, self.problem, m.n, m.symmetry, self.targets[k])
-        self.solvers[k] = solver
-        self.setup_seconds[k] = time.perf_counter() - t0
+        """Build device ``k``'s solver (a slow PoCL build does not hold the GPUs back), then count chunks,
+        each claimed, parsed and refined on another thread while the one before counts."""
+        solver = self._build_solver(k)
         if not self.scheduler.wait_open():
             return
         loaded = self._opened()
         with ThreadPoolExecutor(1, thread_name_prefix=f"refine-{k}") as ahead:
             nxt = self._claim_ahead(k, solver, loaded, ahead)
             while nxt is not None:
-                (start, end), refined = nxt
+                claimed, refined = nxt
                 chunk, fine = refined.result()
-                nxt = self._claim_ahead(k, solver, loaded, ahead)  # refined on the host while this one counts
-                t0 = time.perf_counter()
-                out = solver.count(fine)
-                self.busy_seconds[k] += time.perf_counter() - t0
-                self.scheduler.finish(k, start, end, self._sums(fine, out), out.kernel_seconds)
-                if self.on_chunk:
-                    self.on_chunk(end - start)
-                refinement = f" (refined to {len(fine)} at depth {fine.depth})" if fine is not chunk else ""
-                self.log.write(f"{self.refs[k].label}: states {start}-{end}{refinement}, kernel {out.kernel_seconds:.2f} s, "
-                               f"{time.perf_counter() - t0:.2f} s in all, ended {time.perf_counter() - self.t_start:.2f} s "
-                               "into the attempt")
+                nxt = self._claim_ahead(k, solver, loaded, ahead)
+                self._count_chunk(k, solver, claimed, chunk, fine)
                 if nxt is not None and self.scheduler.stopping(k):
                     break  # the chunk claimed ahead is dropped: not in the checkpoint, counted on resume
+
+    def _build_solver(self, k: int) -> RefiningSolver:
+        t0 = time.perf_counter()
+        m, dev = self.manifest, device_context(self.refs[k])
+        solver = RefiningSolver(lambda depth: make_solver(self.problem.name, dev, m.n, depth, self.options.kernel,
+                                                          m.symmetry, self.options.count_nodes),
+                                m.locked_depth, self.problem, m.n, m.symmetry, self.targets[k])
+        self.solvers[k] = solver
+        self.setup_seconds[k] = time.perf_counter() - t0
+        return solver
+
+    def _count_chunk(self, k: int, solver: RefiningSolver, claimed: tuple[int, int], chunk: StateBatch,
+                     fine: StateBatch) -> None:
+        """Count one chunk (``fine``: its states refined) and hand its sums to the scheduler."""
+        (start, end), t0 = claimed, time.perf_counter()
+        out = solver.count(fine)
+        self.busy_seconds[k] += time.perf_counter() - t0
+        self.scheduler.finish(k, start, end, self._sums(fine, out), out.kernel_seconds)
+        if self.on_chunk:
+            self.on_chunk(end - start)
+        refinement = f" (refined to {len(fine)} at depth {fine.depth})" if fine is not chunk else ""
+        self.log.write(f"{self.refs[k].label}: states {start}-{end}{refinement}, kernel {out.kernel_seconds:.2f} s, "
+                       f"{time.perf_counter() - t0:.2f} s in all, ended {time.perf_counter() - self.t_start:.2f} s "
+                       "into the attempt")
 
     def _claim_ahead(self, k: int, solver: RefiningSolver, loaded: _Loaded,
                      ahead: ThreadPoolExecutor) -> tuple[tuple[int, int], Future[tuple[StateBatch, StateBatch]]] | None:
