@@ -212,13 +212,15 @@ def cluster() -> None:
 @cluster.command(name="up")
 @_state_dir_option
 @click.option("--cpus", type=click.IntRange(min=1), default=None, help="CPUs the node offers (default: all of this machine's).")
-def cluster_up(state_dir: str | None, cpus: int | None) -> None:
+@click.option("--max-array-size", type=click.IntRange(min=1), default=1001, show_default=True,
+              help="SLURM's MaxArraySize (array indices must be below it).")
+def cluster_up(state_dir: str | None, cpus: int | None, max_array_size: int) -> None:
     """Start the daemons (installing slurm-wlm and munge if missing) and print the SLURM_CONF to export."""
     from permenum.slurm import cluster as c
 
     with _slurm_errors():
         c.ensure_installed()
-        info = c.up(_state_dir(state_dir), cpus)
+        info = c.up(_state_dir(state_dir), cpus, max_array_size)
     err.print(f"cluster up in {info.state_dir}; point SLURM's commands at it with:", markup=False)
     out.print(f"export SLURM_CONF={shlex.quote(str(info.conf_path))}", markup=False)
 

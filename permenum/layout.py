@@ -57,11 +57,12 @@ class RunLayout:
 
     @property
     def slurm_log_pattern(self) -> Path:
-        """The `--output` pattern: SLURM fills in %A (array job id) and %a (array task id = partition)."""
+        """The `--output` pattern: SLURM fills in %A (array job id) and %a (array task index: the partition
+        less the offset handed to the script, see permenum.slurm.submit)."""
         return self.logs_dir / "%A_%a.out"
 
     def slurm_logs(self) -> list[tuple[int, int, Path]]:
-        """Every SLURM task log of this run as (array job id, partition, path), oldest job first."""
+        """Every SLURM task log of this run as (array job id, array task index, path), oldest job first."""
         if not self.logs_dir.exists():
             return []
         found: list[tuple[int, int, Path]] = []

@@ -62,9 +62,9 @@ class Backend:
             self._config = parse_config(commands.run(["scontrol", "show", "config"]))
         return self._config
 
-    def submit(self, script: Path, sbatch_args: list[str]) -> Submitted:
-        """``sbatch --parsable ARGS SCRIPT``; command-line options override the script's #SBATCH lines."""
-        cmd = ["sbatch", "--parsable", *sbatch_args, str(script)]
+    def submit(self, script: Path, sbatch_args: list[str], script_args: list[str] | None = None) -> Submitted:
+        """``sbatch --parsable ARGS SCRIPT [SCRIPT_ARGS]``; command-line options override the script's #SBATCH lines."""
+        cmd = ["sbatch", "--parsable", *sbatch_args, str(script), *(script_args or [])]
         out = commands.run(cmd).strip()
         job, _, cluster = out.partition(";")  # --parsable: "jobid" or "jobid;cluster"
         if not job.isdigit():

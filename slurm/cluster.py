@@ -281,8 +281,11 @@ def _which(name: str) -> str | None:
     return which(name) or which(name, path="/usr/sbin:/sbin:/usr/local/sbin")
 
 
-def up(state_dir: Path, cpus: int | None = None) -> ClusterInfo:
+def up(state_dir: Path, cpus: int | None = None, max_array_size: int = 1001) -> ClusterInfo:
     """Start munged, slurmctld and slurmd for ``state_dir``; return once the node is idle.
+
+    ``max_array_size`` is SLURM's MaxArraySize (its default 1001; the tests set it low so that every
+    submission of more partitions is split into several arrays).
 
     Idempotent: if the recorded daemons are all alive, their info is returned.
     A half-dead cluster is stopped (by recorded pid) and started afresh.
@@ -321,6 +324,7 @@ def up(state_dir: Path, cpus: int | None = None) -> ClusterInfo:
         "STATE_DIR": str(state_dir),
         "CPUS": str(cpus if cpus is not None else len(os.sched_getaffinity(0))),
         "REAL_MEMORY": str(_real_memory_mb()),
+        "MAX_ARRAY_SIZE": str(max_array_size),
     }
     if any(c in str(state_dir) for c in '"\n'):
         raise ClusterError(f"state_dir cannot be quoted in slurm.conf: {state_dir!r}")

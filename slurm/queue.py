@@ -44,20 +44,26 @@ def normalize_state(raw: str) -> str:
 
 @dataclass(frozen=True)
 class TaskState:
-    """One array task (= one partition) as one source saw it."""
+    """One array task as one source saw it: partition ``index + offset`` (the offset its submission
+    handed the script, 0 unless the run has more partitions than the cluster's MaxArraySize)."""
 
     array_job_id: int
-    partition: int
+    index: int
     state: str
     source: str
     reason: str = ""
     exit_code: str = ""
     #: False for a task the source says never ran (cancelled while pending: no time, no log)
     started: bool = True
+    offset: int = 0
+
+    @property
+    def partition(self) -> int:
+        return self.index + self.offset
 
     @property
     def slurm_id(self) -> str:
-        return f"{self.array_job_id}_{self.partition}"
+        return f"{self.array_job_id}_{self.index}"
 
     @property
     def category(self) -> str:
@@ -75,9 +81,9 @@ class TaskState:
 # --------------------------------------------------------------------------- array index sets
 
 
-def array_spec(partitions: list[int], throttle: int | None = None) -> str:
-    """The ``--array`` value: ``[3, 7, 12, 13, 14], 2`` -> ``"3,7,12-14%2"`` (index = partition number)."""
-    return compact_ranges(partitions) + (f"%{throttle}" if throttle else "")
+def array_spec(indices: list[int], throttle: int | None = None) -> str:
+    """The ``--array`` value: ``[3, 7, 12, 13, 14], 2`` -> ``"3,7,12-14%2"`` (array task indices)."""
+    return compact_ranges(indices) + (f"%{throttle}" if throttle else "")
 
 
 # --------------------------------------------------------------------------- parsers
@@ -94,8 +100,8 @@ def parse_squeue(text: str, job_name: str) -> list[TaskState]:
         if len(fields) != 5 or fields[4] != job_name:
             continue
         array_job, task, state, reason, _ = fields
-        for partition in _task_ids(task):
-            records.append(TaskState(int(array_job), partition, normalize_state(state), "squeue", reason))
+        for index in _task_ids(task):
+            records.append(TaskState(int(array_job), index, normalize_state(state), "squeue", reason))
     return records
 
 

@@ -183,19 +183,22 @@ def render(layout: RunLayout, job_name: str, num_partitions: int, options: Sbatc
     if options.gpus_per_task:
         directives.append(f"--gres=gpu:{options.gpus_per_task}")
     directives.extend(_quote_option(a) for a in options.extra)
-    task = ["permenum", "task", q(str(layout.root)), "--partition", '"$SLURM_ARRAY_TASK_ID"',
-            *task_args(options.task)]
+    task = ["permenum", "task", q(str(layout.root)), "--partition", '"$partition"', *task_args(options.task)]
     lines = [
         "#!/bin/bash",
         _comment(title),
-        "# Rendered by `permenum submit`. Array index = partition number: `permenum resubmit` runs",
-        "# `sbatch --array=<failed partitions> <this file>`; `sbatch <this file>` runs every partition.",
+        "# Rendered by `permenum submit`. Partition = array index + the offset given as the script's argument",
+        "# (default 0): `sbatch --array=<partitions> <this file>` runs those partitions, and beyond the",
+        "# cluster's MaxArraySize `sbatch --array=0-999 <this file> 1000` runs partitions 1000-1999.",
         *(f"#SBATCH {d}" for d in directives),
         "",
         ': "${SLURM_ARRAY_TASK_ID:?submit this script as an array job: sbatch --array=... (index = partition)}"',
+        'offset=${1:-0}',
+        '[[ $offset =~ ^[0-9]+$ ]] || { echo "permenum: the argument must be a partition offset, got \'$offset\'" >&2; exit 2; }',
+        "partition=$((SLURM_ARRAY_TASK_ID + 10#$offset))  # 10#: a leading zero is not octal",
         "# The permenum installation that rendered this script (compute nodes may have none on PATH).",
         f'export PATH={q(str(bin_dir))}:"$PATH"',
-        ('echo "permenum: partition $SLURM_ARRAY_TASK_ID, job ${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}'
+        ('echo "permenum: partition $partition, job ${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}'
          ' on $(hostname) at $(date -Is)"'),
         "# exec: the task is the batch shell itself, so it receives USR1 before the time limit.",
         "exec " + " ".join(task),

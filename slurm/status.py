@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from permenum.records import Manifest, load_manifest, read_failure, scan_results
 from permenum.slurm.backend import Backend
 from permenum.slurm.queue import TaskState
 from permenum.slurm.script import job_name
-from permenum.slurm.submissions import latest_submission
+from permenum.slurm.submissions import array_offsets, latest_submission
 
 STATES = ("done", "running", "pending", "failed", "missing")
 #: The report's scheduler source for a local run.
@@ -99,7 +99,7 @@ class Evidence:
     errors: dict[int, str]
     logs: dict[int, tuple[Path, str]]
     damaged: dict[int, str] = field(default_factory=dict)  # result files that failed their checks: not done
-    submitted: dict[int, int] = field(default_factory=dict)  # partition -> the latest array job that covered it
+    submitted: dict[int, str] = field(default_factory=dict)  # partition -> the latest array task (JOB_INDEX) for it
 
 
 def classify(ev: Evidence) -> tuple[dict[str, list[int]], dict[int, list[str]], dict[str, list[int]], list[str]]:
@@ -148,7 +148,7 @@ def classify(ev: Evidence) -> tuple[dict[str, list[int]], dict[int, list[str]], 
                 if not last_line or last_line.removeprefix("error: ") not in ev.errors.get(i, ""):
                     why.append(f"log {path.name}: {last_line or '(empty)'}")
             if not why and i in ev.submitted:
-                why.append(f"job {ev.submitted[i]}_{i} never started (not queued, no log, no record left): "
+                why.append(f"job {ev.submitted[i]} never started (not queued, no log, no record left): "
                            "cancelled while pending [submissions.jsonl]")
             if why:
                 states["failed"].append(i)
@@ -219,12 +219,13 @@ def gather(layout: RunLayout, backend: Backend | None, backend_note: str = "") -
     submitted = latest_submission(layout)  # before the queue: a submission landing meanwhile is then queued
     # the scheduler first: a task that ends meanwhile has its result by the time the results are read
     view = NO_SCHEDULER if backend is None else ask_scheduler(backend, name, manifest, backend_note)
+    offsets = array_offsets(layout)  # after the queue: every job it lists has its line by now
     scan = scan_results(layout, manifest)
     done = set(scan.done)
     not_done = [i for i in range(manifest.num_partitions) if i not in done]
     errors = _error_records(layout, not_done)
-    logs = _latest_logs(layout, set(not_done))
-    ev = Evidence(manifest.num_partitions, done, view.queue, view.ended, errors,
+    logs = _latest_logs(layout, set(not_done), offsets)
+    ev = Evidence(manifest.num_partitions, done, _placed(view.queue, offsets), _placed(view.ended, offsets), errors,
                   {i: (p, _last_line(p)) for i, p in logs.items()}, scan.damaged, submitted)
     states, evidence, queued_jobs, notes = classify(ev)
     sources = {
@@ -235,6 +236,11 @@ def gather(layout: RunLayout, backend: Backend | None, backend_note: str = "") -
     return StatusReport(layout.root, name, manifest.num_partitions, states, evidence,
                         {i: logs[i] for i in states["failed"] if i in logs}, queued_jobs, sources, view.backend,
                         notes, run_progress(layout, manifest), view.asked)
+
+
+def _placed(records: list[TaskState], offsets: dict[int, int]) -> list[TaskState]:
+    """Each array task with the offset its job's script was handed (none for a job submitted by hand)."""
+    return [replace(t, offset=offsets.get(t.array_job_id, 0)) for t in records]
 
 
 def _since(manifest: Manifest) -> str:
@@ -259,9 +265,10 @@ def _error_records(layout: RunLayout, partitions: Iterable[int]) -> dict[int, st
     return out
 
 
-def _latest_logs(layout: RunLayout, partitions: set[int]) -> dict[int, Path]:
+def _latest_logs(layout: RunLayout, partitions: set[int], offsets: dict[int, int]) -> dict[int, Path]:
     latest: dict[int, Path] = {}
-    for _job, partition, path in layout.slurm_logs():  # oldest job first: later ones win
+    for job, index, path in layout.slurm_logs():  # oldest job first: later ones win
+        partition = index + offsets.get(job, 0)
         if partition in partitions:
             latest[partition] = path
     return latest

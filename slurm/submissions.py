@@ -1,6 +1,7 @@
 """``RUN/submissions.jsonl``: one JSON line per sbatch that permenum ran (time, kind, job id, array
-spec, the exact command, the options). Its one reader and writer: `submit` appends, `resubmit` reads the
-throttle, `status` reads which array job covered each partition last.
+spec, the partition offset handed to the script, the exact command, the options). Its one reader and
+writer: `submit` appends, `resubmit` reads the throttle, `status` reads which array job covered each
+partition last and which offset turns a job's array indices into partitions.
 """
 
 from __future__ import annotations
@@ -38,19 +39,30 @@ def read_submissions(layout: RunLayout) -> list[dict[str, Any]]:
     return out
 
 
-def latest_submission(layout: RunLayout) -> dict[int, int]:
-    """Partition -> the array job of the latest submission that covered it (submissions.jsonl)."""
-    out: dict[int, int] = {}
+def _offset(record: dict[str, Any]) -> int:
+    offset = record.get("offset", 0)  # lines written before arrays were split have none: index = partition
+    return offset if isinstance(offset, int) and offset >= 0 else 0
+
+
+def array_offsets(layout: RunLayout) -> dict[int, int]:
+    """Array job -> the offset its script was handed (partition = array index + offset)."""
+    return {record["job_id"]: _offset(record) for record in read_submissions(layout)
+            if isinstance(record.get("job_id"), int)}
+
+
+def latest_submission(layout: RunLayout) -> dict[int, str]:
+    """Partition -> the array task (``JOB_INDEX``) of the latest submission that covered it."""
+    out: dict[int, str] = {}
     for record in read_submissions(layout):
         job, spec = record.get("job_id"), str(record.get("array", "")).partition("%")[0]
         if not isinstance(job, int) or not spec:
             continue  # a dry run, or a line permenum did not write: it says nothing of a job
         try:
-            partitions = expand_ranges(spec)
+            indices = expand_ranges(spec)
         except ValueError:
             continue
-        for partition in partitions:
-            out[partition] = job
+        for index in indices:
+            out[index + _offset(record)] = f"{job}_{index}"
     return out
 
 

@@ -1,9 +1,12 @@
-"""`permenum submit` and `permenum resubmit`: one sbatch array job over the partitions that need it.
+"""`permenum submit` and `permenum resubmit`: sbatch array jobs over the partitions that need it.
 
-Both submit ``RUN/slurm/array.sbatch`` with an explicit ``--array=<partitions>%T`` on the sbatch command
-line (it overrides the script's own #SBATCH --array), so the array index stays the partition number and a
-resubmission of 3, 7, 12, 13, 14 is ``--array=3,7,12-14%T``. Every submission is appended to
-``RUN/submissions.jsonl``: time, kind, job id, array spec, the exact sbatch command.
+Both submit ``RUN/slurm/array.sbatch`` with an explicit ``--array=<indices>%T`` on the sbatch command line
+(it overrides the script's own #SBATCH --array). Where the cluster's MaxArraySize allows, that is one array
+whose index is the partition number: a resubmission of 3, 7, 12, 13, 14 is ``--array=3,7,12-14%T``.
+Beyond it, the partitions are split into as few arrays as fit, each handed a partition offset as the
+script's argument (partition = index + offset), and with a throttle each array waits for the one before
+(``--dependency=afterany``), so the run never holds more than T tasks. Every submission is appended to
+``RUN/submissions.jsonl``: time, kind, job id, array spec, offset, the exact sbatch command.
 
 Neither submits a partition that is done or still queued. While any partition of the run is pending or
 running they refuse (a second submission could run it twice, and a running task may still fail and belong
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,7 @@ from permenum.layout import RunLayout
 from permenum.lock import run_lock
 from permenum.records import Manifest, load_manifest
 from permenum.slurm.backend import Backend, Submitted
+from permenum.slurm.commands import SlurmCommandError
 from permenum.slurm.queue import array_spec
 from permenum.slurm.script import SbatchOptions, entry_point_dir, job_name, render
 from permenum.slurm.status import StatusReport, gather
@@ -34,12 +38,27 @@ from permenum.task_options import TaskOptions
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a submit/resubmit did: `submitted` is None when nothing needed submitting (see `message`)."""
+    """What a submit/resubmit did: `submitted` is empty when nothing needed submitting (see `message`)."""
 
     message: str
     partitions: list[int]
-    array: str = ""
-    submitted: Submitted | None = None
+    submitted: list[Submitted] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ArrayPlan:
+    """One sbatch array: partition = index + offset; the offset is the script's argument (none when 0)."""
+
+    offset: int
+    partitions: list[int]
+
+    @property
+    def indices(self) -> list[int]:
+        return [p - self.offset for p in self.partitions]
+
+    def describe(self, throttle: int | None) -> str:
+        spec = f"--array={array_spec(self.indices, throttle)}"
+        return f"{spec} with offset {self.offset} (partitions {compact_ranges(self.partitions)})" if self.offset else spec
 
 
 def render_script(layout: RunLayout, manifest: Manifest, options: SbatchOptions) -> str:
@@ -80,11 +99,11 @@ def _submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: 
         return Outcome(f"nothing to submit: partitions {compact_ranges(report.queued)} are pending or running, "
                        "the others have results", []), report
     _refuse_while_queued(report, force, "submit")
-    check_array_size(todo, backend.config())
+    plans = plan_arrays(todo, backend.config())
     # the script replaces the last one only once sbatch accepted it: `resubmit` must not inherit rejected options
     write_bytes_atomic(layout.candidate_sbatch_script, text.encode())
-    outcome = _submit_array(layout, backend, todo, options.throttle, "submit", _as_record(options),
-                            layout.candidate_sbatch_script)
+    outcome = _submit_arrays(layout, backend, plans, options.throttle, "submit", _as_record(options),
+                             layout.candidate_sbatch_script)
     return outcome, report
 
 
@@ -122,12 +141,11 @@ def _resubmit(layout: RunLayout, backend: Backend, include_missing: bool, force:
         raise UserError(f"{layout.sbatch_script} does not exist: run `permenum submit {layout.root}` first")
     if throttle is None:
         throttle = last_throttle(layout)
-    todo = sorted(todo)
-    check_array_size(todo, backend.config())
+    plans = plan_arrays(sorted(todo), backend.config())
     if dry_run:
-        spec = array_spec(todo, throttle)
-        return Outcome(f"dry run: would submit --array={spec} {layout.sbatch_script}", todo, spec), report
-    return _submit_array(layout, backend, todo, throttle, "resubmit", None), report
+        arrays = "; ".join(plan.describe(throttle) for plan in plans)
+        return Outcome(f"dry run: would submit {arrays} ({layout.sbatch_script})", sorted(todo)), report
+    return _submit_arrays(layout, backend, plans, throttle, "resubmit", None), report
 
 
 def _refuse_while_queued(report: StatusReport, force: bool, verb: str) -> None:
@@ -140,25 +158,60 @@ def _refuse_while_queued(report: StatusReport, force: bool, verb: str) -> None:
         f"{verb} the others now")
 
 
-def check_array_size(partitions: list[int], config: dict[str, str]) -> None:
-    """Array indices must be below the cluster's MaxArraySize (read, not assumed: sites change it)."""
+def plan_arrays(partitions: list[int], config: dict[str, str]) -> list[ArrayPlan]:
+    """The arrays to submit: one with index = partition whenever all fit below the cluster's MaxArraySize
+    (read, not assumed: sites change it), else as few as can be, each starting at its first partition."""
     raw = config.get("MaxArraySize", "")
-    if not raw.isdigit():
+    if not raw.isdigit() or int(raw) < 1:
         raise UserError(f"cannot read MaxArraySize from `scontrol show config` (got {raw!r})")
     limit = int(raw)
-    if partitions and max(partitions) >= limit:
-        raise UserError(
-            f"partition {max(partitions)} is beyond this cluster's MaxArraySize={limit} (array indices must be "
-            f"below it): make the pool with at most {limit} partitions (permenum pool -P {limit}), or ask the "
-            "administrators to raise MaxArraySize")
+    if not partitions or max(partitions) < limit:
+        return [ArrayPlan(0, partitions)]
+    plans: list[ArrayPlan] = []
+    for p in partitions:  # sorted
+        if plans and p - plans[-1].offset < limit:
+            plans[-1].partitions.append(p)
+        else:
+            plans.append(ArrayPlan(p, [p]))
+    return plans
 
 
-def _submit_array(layout: RunLayout, backend: Backend, partitions: list[int], throttle: int | None, kind: str,
-                  options: dict[str, Any] | None, script: Path | None = None) -> Outcome:
-    """sbatch ``script`` (default: the run's script) over ``partitions``; once accepted, it is the run's script."""
-    spec = array_spec(partitions, throttle)
+def _submit_arrays(layout: RunLayout, backend: Backend, plans: list[ArrayPlan], throttle: int | None, kind: str,
+                   options: dict[str, Any] | None, script: Path | None = None) -> Outcome:
+    """sbatch ``script`` (default: the run's script) once per plan; once accepted, it is the run's script.
+
+    With a throttle each array depends on the one before (afterany): the throttle holds for the run."""
+    submitted: list[Submitted] = []
+    for plan in plans:
+        after = [f"--dependency=afterany:{submitted[-1].job_id}"] if throttle and submitted else []
+        try:
+            submitted.append(_submit_array(layout, backend, plan, throttle, kind, options, after, script))
+        except SlurmCommandError as exc:
+            if not submitted:
+                raise
+            done = ", ".join(str(s.job_id) for s in submitted)
+            raise UserError(f"{exc.summary()}; jobs {done} were submitted and run partitions "
+                            f"{compact_ranges([p for q in plans[:len(submitted)] for p in q.partitions])}: "
+                            f"`permenum submit --force {layout.root}` submits the rest") from None
+        script = None  # accepted: the candidate is now the run's script
+    partitions = [p for plan in plans for p in plan.partitions]
+    if len(plans) == 1:
+        message = f"submitted job {submitted[0].job_id}: {plans[0].describe(throttle)} ({len(partitions)} partitions)"
+    else:
+        arrays = ", ".join(f"job {s.job_id} {plan.describe(throttle)}" for s, plan in zip(submitted, plans))
+        chained = ", each after the one before (the throttle holds for the run)" if throttle else ""
+        message = (f"submitted {len(plans)} array jobs, MaxArraySize={backend.config()['MaxArraySize']}{chained}: "
+                   f"{arrays} ({len(partitions)} partitions)")
+    return Outcome(message, partitions, submitted)
+
+
+def _submit_array(layout: RunLayout, backend: Backend, plan: ArrayPlan, throttle: int | None, kind: str,
+                  options: dict[str, Any] | None, sbatch_args: list[str], script: Path | None) -> Submitted:
+    """sbatch one array and record it in submissions.jsonl."""
+    spec = array_spec(plan.indices, throttle)
     layout.logs_dir.mkdir(parents=True, exist_ok=True)  # SLURM cannot create the --output directory
-    submitted = backend.submit(script or layout.sbatch_script, [f"--array={spec}"])
+    script_args = [str(plan.offset)] if plan.offset else []
+    submitted = backend.submit(script or layout.sbatch_script, [f"--array={spec}", *sbatch_args], script_args)
     if script is not None and script != layout.sbatch_script:
         os.replace(script, layout.sbatch_script)  # sbatch has its own copy of the script
     record = {
@@ -167,7 +220,8 @@ def _submit_array(layout: RunLayout, backend: Backend, partitions: list[int], th
         "job_id": submitted.job_id,
         "cluster": submitted.cluster,
         "array": spec,
-        "partitions": compact_ranges(partitions),
+        "offset": plan.offset,
+        "partitions": compact_ranges(plan.partitions),
         "throttle": throttle,
         "command": submitted.command,
         "script": str(layout.sbatch_script),
@@ -175,5 +229,4 @@ def _submit_array(layout: RunLayout, backend: Backend, partitions: list[int], th
     if options is not None:
         record["options"] = options
     append_submission(layout, record)
-    return Outcome(f"submitted job {submitted.job_id}: --array={spec} ({len(partitions)} partitions)", partitions, spec,
-                   submitted)
+    return submitted

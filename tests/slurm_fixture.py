@@ -14,12 +14,16 @@ import pytest
 from permenum.slurm import cluster
 
 
+#: Low, as a site may set it: a run of more partitions is submitted as several arrays in every SLURM test.
+MAX_ARRAY_SIZE = 5
+
+
 @pytest.fixture(scope="session")
 def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[cluster.ClusterInfo]:
     """A running single-node cluster; use ``os.environ | info.env`` for clients."""
     cluster.ensure_installed()
     state_dir = tmp_path_factory.mktemp("slurm cluster") / "state dir"
-    info = cluster.up(state_dir)
+    info = cluster.up(state_dir, max_array_size=MAX_ARRAY_SIZE)
     try:
         yield info
     finally:

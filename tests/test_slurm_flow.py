@@ -5,6 +5,7 @@ Run directories have spaces and quotes in their names on purpose. Every wait is 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -14,6 +15,7 @@ from permenum.layout import RunLayout
 from permenum.records import read_result
 from permenum.slurm import cluster
 from tests.conftest import published
+from tests.slurm_fixture import MAX_ARRAY_SIZE
 from tests.slurm_helpers import partition_states, slurm, status, submissions, wait_idle
 
 pytestmark = pytest.mark.slurm
@@ -31,13 +33,19 @@ def test_full_flow_through_slurm(slurm_cluster: cluster.ClusterInfo, tmp_path: P
     # The task's options, as `permenum run` takes them (skip-all: not the CPU's default kernel).
     proc = cli("submit", run, "--throttle", 2, "--kernel", "skip-all", "--count-nodes", env=slurm_cluster.env,
                check=True)
-    assert "submitted job" in proc.stdout and "--array=0-7%2" in proc.stdout
-    [record] = submissions(run)
-    assert record["kind"] == "submit" and record["array"] == "0-7%2" and record["job_id"] > 0
+    # 8 partitions beyond the test cluster's MaxArraySize=5: two arrays, the second handed offset 5 and
+    # waiting for the first, so the throttle holds for the run
+    assert f"submitted 2 array jobs, MaxArraySize={MAX_ARRAY_SIZE}" in proc.stdout, proc.stdout
+    first, second = submissions(run)
+    assert first["kind"] == second["kind"] == "submit" and first["job_id"] > 0
+    assert (first["array"], first["offset"], first["partitions"]) == ("0-4%2", 0, "0-4")
+    assert (second["array"], second["offset"], second["partitions"]) == ("0-2%2", 5, "5-7")
+    assert f"--dependency=afterany:{first['job_id']}" in second["command"] and second["command"][-1] == "5"
     # sbatch got the new script under its candidate name; once accepted it became the run's script
-    assert record["command"][:2] == ["sbatch", "--parsable"] and record["command"][-1] == str(run / "slurm" / "array.sbatch.new")
-    assert record["script"] == str(run / "slurm" / "array.sbatch") and not (run / "slurm" / "array.sbatch.new").exists()
-    assert record["options"]["kernel"] == "skip-all" and record["options"]["count_nodes"] is True
+    assert first["command"][:2] == ["sbatch", "--parsable"] and first["command"][-1] == str(run / "slurm" / "array.sbatch.new")
+    assert second["command"][-2] == first["script"] == str(run / "slurm" / "array.sbatch")
+    assert not (run / "slurm" / "array.sbatch.new").exists()
+    assert first["options"]["kernel"] == "skip-all" and first["options"]["count_nodes"] is True
     script = (run / "slurm" / "array.sbatch").read_text()
     exec_line = script.rstrip().splitlines()[-1]
     assert "#SBATCH --requeue" in script and exec_line.startswith("exec permenum task ")
@@ -48,7 +56,9 @@ def test_full_flow_through_slurm(slurm_cluster: cluster.ClusterInfo, tmp_path: P
     assert report["sources"]["sacct"].startswith("not configured")
     assert {"squeue", "scontrol", "jobcomp", "results", "task logs"} <= report["sources"].keys()
     assert sorted(p.name for p in (run / "logs").glob("*.out")) == sorted(
-        f"{record['job_id']}_{i}.out" for i in range(PARTITIONS))
+        [f"{first['job_id']}_{i}.out" for i in range(5)] + [f"{second['job_id']}_{i}.out" for i in range(3)])
+    logged = {int(m) for p in (run / "logs").glob("*.out") for m in re.findall(r"permenum: partition (\d+),", p.read_text())}
+    assert logged == set(range(PARTITIONS))
     results = [read_result(RunLayout(run).result_file(i)) for i in range(PARTITIONS)]
     assert all(r.nodes is not None and r.nodes > 0 for r in results)  # --count-nodes reached every task
     assert {r.kernel for r in results} == {"skip-all"}  # and --kernel: the variant that ran
@@ -60,7 +70,7 @@ def test_full_flow_through_slurm(slurm_cluster: cluster.ClusterInfo, tmp_path: P
     for command in ("submit", "resubmit"):
         proc = cli(command, run, env=slurm_cluster.env, check=True)
         assert proc.stdout.startswith(f"nothing to {command}: all 8 partitions"), proc.stdout
-    assert len(submissions(run)) == 1
+    assert len(submissions(run)) == 2
 
 
 def test_failure_and_recovery(slurm_cluster: cluster.ClusterInfo, tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
@@ -72,14 +82,14 @@ def test_failure_and_recovery(slurm_cluster: cluster.ClusterInfo, tmp_path: Path
         p.write_bytes(p.read_bytes()[:-64] + b"\0" * 64)
 
     cli("submit", run, env=slurm_cluster.env, check=True)
-    first_job = submissions(run)[0]["job_id"]
+    jobs = [record["job_id"] for record in submissions(run)]
     report = wait_idle(cli, slurm_cluster, run)
     states = partition_states(report)
     assert states["failed"] == [2, 5] and states["done"] == [0, 1, 3, 4, 6, 7] and not states["missing"], report
-    for i in ("2", "5"):
+    for i, element in (("2", f"{jobs[0]}_2"), ("5", f"{jobs[1]}_0")):  # 5: index 0 of the array from offset 5
         evidence = " ".join(report["failed"][i]["evidence"])
-        assert f"job {first_job}_{i} FAILED" in evidence and "corrupted" in evidence
-        assert report["failed"][i]["log"].endswith(f"{first_job}_{i}.out")
+        assert f"job {element} FAILED" in evidence and "corrupted" in evidence
+        assert report["failed"][i]["log"].endswith(f"{element}.out")
     assert report["states"]["failed"]["compact"] == "2,5"
     proc = cli("status", run, env=slurm_cluster.env)
     assert proc.returncode == 1  # failed partitions: status says so in its exit code too
@@ -94,16 +104,16 @@ def test_failure_and_recovery(slurm_cluster: cluster.ClusterInfo, tmp_path: Path
     assert states["pending"] == [2] and states["failed"] == [5], states
     refused = cli("resubmit", run, env=slurm_cluster.env)
     assert refused.returncode == 2 and "refusing to resubmit" in refused.stderr and "pending or running" in refused.stderr
-    assert len(submissions(run)) == 1
+    assert len(submissions(run)) == 2
     slurm(slurm_cluster, "scancel", held)
     report = wait_idle(cli, slurm_cluster, run)
     assert partition_states(report)["failed"] == [2, 5]
     assert report["failed"]["2"]["evidence"][0].startswith(f"job {held}_2 CANCELLED before it started")
 
     proc = cli("resubmit", run, env=slurm_cluster.env, check=True)
-    assert "--array=2,5 " in proc.stdout
+    assert "--array=0,3 with offset 2 (partitions 2,5)" in proc.stdout, proc.stdout  # one array, 5 beyond MaxArraySize
     last = submissions(run)[-1]
-    assert last["kind"] == "resubmit" and last["array"] == "2,5" and "--array=2,5" in last["command"]
+    assert last["kind"] == "resubmit" and (last["array"], last["offset"]) == ("0,3", 2) and "--array=0,3" in last["command"]
     report = wait_idle(cli, slurm_cluster, run)
     assert partition_states(report)["done"] == list(range(PARTITIONS)), report
 
@@ -112,7 +122,7 @@ def test_failure_and_recovery(slurm_cluster: cluster.ClusterInfo, tmp_path: Path
     ledger = pq.read_table(run / "ledger.parquet")
     assert sorted(ledger.column("partition").to_pylist()) == list(range(PARTITIONS))  # none counted twice
     assert not (run / "results" / "duplicates").exists()
-    assert len(submissions(run)) == 2
+    assert len(submissions(run)) == 3
 
 
 def test_cancelled_while_pending_is_failed_however_cancelled(slurm_cluster: cluster.ClusterInfo, tmp_path: Path,

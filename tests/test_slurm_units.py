@@ -23,7 +23,7 @@ from permenum.slurm.queue import parse_key_values
 from permenum.slurm.requeue import classify_end
 from permenum.slurm.script import SbatchOptions, check_sbatch_arg, render
 from permenum.slurm.status import Evidence, classify
-from permenum.slurm.submit import check_array_size
+from permenum.slurm.submit import plan_arrays
 
 DATA = Path(__file__).parent / "data"
 HOSTILE_RUN = Path("/shared/runs/it's a \"quoted\" run")
@@ -62,6 +62,17 @@ def test_script_hands_hostile_paths_to_the_task_intact(tmp_path: Path) -> None:
     assert "permenum: partition 7, job 12_7" in proc.stdout
     assert json.loads(argv_file.read_text()) == ["task", str(run), "--partition", "7", "--device", "NVIDIA CUDA:0",
                                                  "--kernel", "skip-all", "--count-nodes", "--chunk-seconds", "2.5"]
+    # An offset handed as the script's argument (an array beyond MaxArraySize) shifts the partition...
+    proc = subprocess.run(["bash", str(script), "1000"], env=env, capture_output=True, text=True, timeout=30,
+                          check=False)
+    assert proc.returncode == 0 and "permenum: partition 1007, job 12_7" in proc.stdout, proc.stderr
+    assert json.loads(argv_file.read_text())[:4] == ["task", str(run), "--partition", "1007"]
+    # ...and anything but a number is refused, never evaluated by bash's arithmetic.
+    argv_file.unlink()
+    proc = subprocess.run(["bash", str(script), "a[$(touch x)]"], env=env, capture_output=True, text=True,
+                          timeout=30, check=False, cwd=tmp_path)
+    assert proc.returncode == 2 and "partition offset" in proc.stderr and not argv_file.exists()
+    assert not (tmp_path / "x").exists()
     # Without an array task id the script refuses instead of running partition "".
     env.pop("SLURM_ARRAY_TASK_ID")
     proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=30,
@@ -81,7 +92,7 @@ def test_script_minimal_has_no_optional_lines(task: TaskOptions | None) -> None:
 def test_script_passes_every_task_option_quoted() -> None:
     task = TaskOptions(device="gpu; rm -rf ~", kernel="skip all", count_nodes=True, chunk_seconds=1e-3, max_seconds=60)
     last = _render(Path("/r"), Path("/b"), SbatchOptions(task=task)).rstrip().splitlines()[-1]
-    assert last == ("""exec permenum task /r --partition "$SLURM_ARRAY_TASK_ID" --device 'gpu; rm -rf ~' """
+    assert last == ("""exec permenum task /r --partition "$partition" --device 'gpu; rm -rf ~' """
                     "--kernel 'skip all' --count-nodes --chunk-seconds 0.001 --max-seconds 60.0")
 
 
@@ -181,12 +192,20 @@ def test_parse_sacct() -> None:
                    ("43_1", "CANCELLED", False)]
 
 
-def test_max_array_size_is_enforced() -> None:
-    check_array_size(list(range(1001)), {"MaxArraySize": "1001"})
-    with pytest.raises(UserError, match="MaxArraySize=1001"):
-        check_array_size([3, 1001], {"MaxArraySize": "1001"})
-    with pytest.raises(UserError, match="MaxArraySize"):
-        check_array_size([0], {})
+def test_partitions_beyond_max_array_size_are_split_into_offset_arrays() -> None:
+    def plan(partitions: list[int], limit: str) -> list[tuple[int, list[int]]]:
+        return [(p.offset, p.indices) for p in plan_arrays(partitions, {"MaxArraySize": limit})]
+
+    assert plan(list(range(1001)), "1001") == [(0, list(range(1001)))]  # index = partition while it fits
+    assert plan([2, 5], "1001") == [(0, [2, 5])]
+    assert plan(list(range(8)), "5") == [(0, [0, 1, 2, 3, 4]), (5, [0, 1, 2])]
+    assert plan([2, 5, 6, 7, 30], "5") == [(2, [0, 3, 4]), (7, [0]), (30, [0])]  # as few arrays as fit
+    split = plan_arrays(list(range(2500)), {"MaxArraySize": "1001"})
+    assert [p.partitions for p in split] == [list(range(0, 1001)), list(range(1001, 2002)), list(range(2002, 2500))]
+    assert all(max(p.indices) < 1001 for p in split)
+    for bad in ({}, {"MaxArraySize": "0"}, {"MaxArraySize": "x"}):
+        with pytest.raises(UserError, match="MaxArraySize"):
+            plan_arrays([0], bad)
 
 
 def test_pyslurm_is_chosen_only_for_the_same_major_minor() -> None:
@@ -277,7 +296,7 @@ def test_a_task_cancelled_while_pending_is_failed_however_it_was_cancelled() -> 
         (1, "CANCELLED", True), (2, "CANCELLED", False), (3, "CANCELLED", False), (4, "CANCELLED", False),
         (5, "CANCELLED", False)]
     # element 6 was cancelled alone while pending: SLURM keeps no record, submissions.jsonl says it was sent
-    submitted = {i: 1 for i in range(7)}
+    submitted = {i: f"1_{i}" for i in range(7)}
     states, evidence, _, _ = classify(Evidence(8, {0}, [], records, {}, {}, submitted=submitted))
     assert states["failed"] == [1, 2, 3, 4, 5, 6] and states["missing"] == [7]
     assert evidence[1] == ["job 1_1 CANCELLED (exit 0:15) [scontrol]"]
@@ -287,10 +306,11 @@ def test_a_task_cancelled_while_pending_is_failed_however_it_was_cancelled() -> 
 
 def test_latest_submission_reads_only_what_permenum_wrote(tmp_path: Path) -> None:
     from permenum.layout import RunLayout
-    from permenum.slurm.submissions import latest_submission
+    from permenum.slurm.submissions import array_offsets, latest_submission
 
     layout = RunLayout(tmp_path)
     layout.submissions.write_text('{"job_id": 7, "array": "0-3%2"}\n{"note": "a hand edit"}\n'
                                   '{"job_id": 9, "array": "2,5"}\n{"job_id": "x", "array": "1"}\n'
-                                  '{"job_id": 11, "array": "bad"}\n')
-    assert latest_submission(layout) == {0: 7, 1: 7, 2: 9, 3: 7, 5: 9}
+                                  '{"job_id": 11, "array": "bad"}\n{"job_id": 12, "array": "0-1%2", "offset": 5}\n')
+    assert latest_submission(layout) == {0: "7_0", 1: "7_1", 2: "9_2", 3: "7_3", 5: "12_0", 6: "12_1"}
+    assert array_offsets(layout) == {7: 0, 9: 0, 11: 0, 12: 5}
