@@ -41,6 +41,9 @@ class Checkpoint:
     #: chunks finished beyond ``states_done`` while other devices were still busy below it:
     #: the same JSON form plus "start" and "end"
     ahead: list[dict[str, Any]] = field(default_factory=list)
+    #: refined chunks counted in part (jobs.partial.OpenChunk's JSON form); a reader without this
+    #: field rejects the file and starts over, never counting a slice twice
+    open: list[dict[str, Any]] = field(default_factory=list)
     written: str = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
 
 

@@ -2,7 +2,10 @@
 
 With several devices a partition's chunks finish out of order. The checkpoint keeps the sums of
 the contiguous prefix that is done and, separately, each finished chunk beyond it, so a resumed
-task skips exactly the states already counted and nothing is counted twice.
+task skips exactly the states already counted and nothing is counted twice. A refined chunk too
+heavy for one launch is counted in slices of its fine states (jobs.refine): until its last slice it
+is *open*, kept with the depth it was refined to and how many of its fine states are counted, and a
+resumed task refines it to that depth again and counts the rest.
 """
 
 from __future__ import annotations
@@ -42,30 +45,59 @@ class Partial:
                    d.get("nodes"), float(d["kernel_seconds"]), d.get("solutions"), int(d["chunks"]))
 
 
-class ChunkLedger:
-    """Which states of [0, total) are counted: a done prefix plus finished chunks beyond it.
+@dataclass
+class OpenChunk:
+    """A refined chunk [start, end) counted in part: its first ``fine_done`` of ``fine_total`` states
+    at ``depth`` (the order jobs.refine refines them in), with their sums."""
 
-    ``claim`` hands out the next uncounted range (skipping chunks finished in an earlier attempt);
-    ``finish`` records a chunk and folds every chunk that now touches the prefix into it.
+    end: int
+    depth: int
+    fine_total: int
+    fine_done: int
+    sums: Partial
+
+    def as_json(self, start: int) -> dict[str, Any]:
+        return {"start": start, "end": self.end, "depth": self.depth, "fine_total": self.fine_total,
+                "fine_done": self.fine_done, **self.sums.as_json()}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "OpenChunk":
+        return cls(int(d["end"]), int(d["depth"]), int(d["fine_total"]), int(d["fine_done"]), Partial.from_json(d))
+
+
+class ChunkLedger:
+    """Which states of [0, total) are counted: a done prefix plus finished chunks beyond it, and the
+    open chunks (refined chunks counted in part).
+
+    ``claim`` hands out the next uncounted range (skipping chunks finished in an earlier attempt, an
+    open one whole); ``advance`` records a slice of an open chunk; ``finish`` records a chunk (or an
+    open one's last slice) and folds every chunk that now touches the prefix into it.
     """
 
-    def __init__(self, total: int, prefix_end: int, prefix: Partial, ahead: dict[int, tuple[int, Partial]]):
+    def __init__(self, total: int, prefix_end: int, prefix: Partial, ahead: dict[int, tuple[int, Partial]],
+                 open_chunks: dict[int, OpenChunk] | None = None):
         self.total = total
         self.prefix_end = prefix_end
         self.prefix = prefix
         self.ahead = dict(ahead)  # start -> (end, sums)
+        self.open = dict(open_chunks or {})  # start -> its counted part
         self.cursor = prefix_end
         self._fold()
 
     @classmethod
-    def resumed(cls, total: int, prefix_end: int, prefix: dict[str, Any], ahead: list[dict[str, Any]]) -> "ChunkLedger":
-        """The ledger a checkpoint saved (its ``prefix_json`` and ``ahead_json``)."""
+    def resumed(cls, total: int, prefix_end: int, prefix: dict[str, Any], ahead: list[dict[str, Any]],
+                open_chunks: list[dict[str, Any]]) -> "ChunkLedger":
+        """The ledger a checkpoint saved (its ``prefix_json``, ``ahead_json`` and ``open_json``)."""
         return cls(total, prefix_end, Partial.from_json(prefix),
-                   {int(a["start"]): (int(a["end"]), Partial.from_json(a)) for a in ahead})
+                   {int(a["start"]): (int(a["end"]), Partial.from_json(a)) for a in ahead},
+                   {int(o["start"]): OpenChunk.from_json(o) for o in open_chunks})
 
     def ahead_json(self) -> list[dict[str, Any]]:
         """The chunks finished beyond the prefix, for a checkpoint: each chunk's sums with its "start" and "end"."""
         return [{"start": s, "end": e, **sums.as_json()} for s, (e, sums) in sorted(self.ahead.items())]
+
+    def open_json(self) -> list[dict[str, Any]]:
+        return [chunk.as_json(start) for start, chunk in sorted(self.open.items())]
 
     def remaining_unclaimed(self) -> int:
         return sum(end - start for start, end in self.unclaimed_ranges())
@@ -84,12 +116,30 @@ class ChunkLedger:
             self.cursor = self.ahead[self.cursor][0]
         if self.cursor >= self.total:
             return None
-        nxt = min((s for s in self.ahead if s > self.cursor), default=self.total)
+        if self.cursor in self.open:  # begun in an earlier attempt: claimed as it was refined
+            start, self.cursor = self.cursor, self.open[self.cursor].end
+            return start, self.cursor
+        nxt = min((s for s in (*self.ahead, *self.open) if s > self.cursor), default=self.total)
         end = min(self.cursor + size, nxt)
         start, self.cursor = self.cursor, end
         return start, end
 
+    def advance(self, start: int, end: int, depth: int, fine_total: int, fine_done: int, sums: Partial) -> None:
+        """A slice of refined chunk [start, end) is counted: its fine states up to ``fine_done``."""
+        chunk = self.open.get(start)
+        if chunk is None:
+            chunk = self.open[start] = OpenChunk(end, depth, fine_total, 0, Partial(
+                classes=None if self.prefix.classes is None else 0, nodes=None if self.prefix.nodes is None else 0))
+        assert (chunk.end, chunk.depth, chunk.fine_total) == (end, depth, fine_total) and fine_done > chunk.fine_done
+        chunk.fine_done = fine_done
+        chunk.sums.add(sums)
+
     def finish(self, start: int, end: int, sums: Partial) -> None:
+        """Chunk [start, end) is counted: ``sums`` is all of it, or an open chunk's last slice."""
+        if start in self.open:
+            whole = self.open.pop(start).sums
+            whole.add(sums)
+            sums = whole
         self.ahead[start] = (end, sums)
         self._fold()
 
@@ -101,4 +151,4 @@ class ChunkLedger:
 
     @property
     def complete(self) -> bool:
-        return self.prefix_end >= self.total and not self.ahead
+        return self.prefix_end >= self.total and not self.ahead and not self.open

@@ -7,8 +7,14 @@ So the pool holds as many states as partitioning and balance need, and each chun
 partition's coarse states, sized by time like any chunk -- is climbed (poolgen.generate.climb, the
 pool's own ladder) until it holds the device's target: children stay beside their parent, the tree
 order that keeps a warp's lanes in step. Memory is bounded by the refining ladder's limit (REFINE_FACTOR x the
-target) per chunk in flight; the fine pool never exists as a whole. Checkpoints stay exact because
-the chunk ledger counts coarse states: a chunk is counted whole or not at all.
+target) per chunk in flight; the fine pool never exists as a whole.
+
+A launch stops on time over heavy states too: a refined chunk expected to outlast the chunk bound is
+counted in slices of its fine states (`next_slice`), and a stop request is honoured between slices;
+the ledger keeps such a chunk open (jobs.partial.OpenChunk: the depth it reached, how many fine
+states are counted), and a resumed task refines it to that depth again and counts the rest, so no
+fine state is counted twice or skipped. Chunks expected to be heavy are refined deeper (up to
+MAX_DEEPEN x the target), so that their slices still hold enough states per lane.
 
 On the host rather than in an OpenCL expansion step, for now: expanding a chunk is numpy over a few
 million states on the node's cores, done on a thread of its own while the device counts the chunk
@@ -21,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from permenum.poolgen.generate import climb
+from permenum.poolgen.generate import climb, descend
 from permenum.problems import Problem, StateBatch
 from permenum.solver.opencl import BatchCounts
 from permenum.solver.registry import Solver
@@ -31,6 +37,38 @@ from permenum.solver.registry import Solver
 #: H100, N-Queens 21's first chunk (439 states) went to 20.3 M states at depth 9 under the pool's 4x,
 #: 0.15 s of kernel for 1.6 s of host work and transfers (a few states per lane fill the GPU already).
 REFINE_FACTOR = 2.0
+#: A chunk expected to take longer than its bound is refined up to this many times deeper than the
+#: target (host memory: N-Queens states are about 50 bytes; an H100's target is 8.6 M states).
+MAX_DEEPEN = 4
+#: Launches per refined chunk at most: past it a slice outlasts the bound (the next chunks are
+#: refined deeper, and smaller by the measured rate).
+MAX_SLICES = 64
+
+
+def deepen(expected_seconds: float | None, bound_seconds: float) -> float:
+    """How much deeper than its target a chunk is refined: enough that a slice of target states takes
+    half the bound at the expected rate (1 while the rate is not known)."""
+    if expected_seconds is None:
+        return 1.0
+    return min(max(expected_seconds / (0.5 * bound_seconds), 1.0), MAX_DEEPEN)
+
+
+def next_slice(done: int, total: int, counted: int, seconds: float, expected_seconds: float | None,
+               bound_seconds: float) -> int:
+    """Fine states of a refined chunk's next launch, from ``done`` of ``total`` (``counted`` of them in
+    ``seconds`` of kernel in this attempt): the rest where it fits the bound, by the rate measured or else
+    by the scheduler's expectation; else what half the bound holds at that rate; with neither, an
+    eighth of the chunk to measure it. Never below total / MAX_SLICES."""
+    rest = total - done
+    floor = max(1, -(-total // MAX_SLICES))
+    if counted:
+        per_state = seconds / counted
+        if per_state * rest <= bound_seconds:
+            return rest
+        return min(rest, max(floor, int(0.5 * bound_seconds / max(per_state, 1e-12))))
+    if expected_seconds is not None and expected_seconds * rest / total <= bound_seconds:
+        return rest
+    return min(rest, max(floor, total // 8))
 
 
 class RefiningSolver:
@@ -42,10 +80,14 @@ class RefiningSolver:
         self.problem, self.n, self.symmetry, self.target = problem, n, symmetry, target
         self.variant = self._solvers[depth].variant
 
-    def refine(self, chunk: StateBatch) -> StateBatch:
-        if self.target is None or len(chunk) >= self.target:
+    def refine(self, chunk: StateBatch, scale: float = 1.0, depth: int | None = None) -> StateBatch:
+        """``chunk`` climbed to ``scale`` x the target, or expanded to exactly ``depth`` (an open chunk)."""
+        if depth is not None:
+            return descend(self.problem, self.n, chunk, self.symmetry, depth)
+        target = None if self.target is None else int(self.target * scale)
+        if target is None or len(chunk) >= target:
             return chunk
-        return climb(self.problem, self.n, self.target, REFINE_FACTOR, self.symmetry, start=chunk, predict=True).states
+        return climb(self.problem, self.n, target, REFINE_FACTOR, self.symmetry, start=chunk, predict=True).states
 
     def count(self, fine: StateBatch) -> BatchCounts:
         """Count refined states with the kernel built for their depth (built here, in the device's thread)."""

@@ -4,8 +4,9 @@ Each device claims its next chunk when it is free. The chunk is the smallest of:
 device's ChunkSizer), its PHACT share of the unclaimed work (jobs.chunking.share_of_rest, in the
 pool's estimated work, with every peer's chunk in flight accounted for), and -- until every device
 has a measured rate -- its first-chunk size, so no device runs ahead alone. A stop request is
-honoured by a device once it has done a chunk in this attempt: a partition whose every restart is
-signalled at once (SLURM may signal up to a minute early) still advances.
+honoured by a device once it has done a launch in this attempt (a chunk, or a slice of a refined
+chunk: jobs.refine): a partition whose every restart is signalled at once (SLURM may signal up to a
+minute early) still advances.
 
 All state lives in this object's named fields, behind one lock; it knows nothing of files or
 OpenCL, so it is tested with plain numbers (tests/test_schedule.py).
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from permenum.jobs.chunking import ChunkSizer, Peer, WorkIndex, share_of_rest
-from permenum.jobs.partial import ChunkLedger, Partial
+from permenum.jobs.partial import ChunkLedger, OpenChunk, Partial
 
 
 @dataclass
@@ -32,6 +33,7 @@ class DeviceState:
     first_chunk: int  # states of a first launch, also the cap while some peer's rate is unknown
     rate: float = 0.0  # estimated work (WorkIndex) per kernel-second, 0 until measured
     states: int = 0  # counted in this attempt
+    launches: int = 0  # chunks and slices of chunks counted in this attempt
     in_flight: float = 0.0  # estimated work of the chunks it holds: the one it runs, and one claimed ahead
     since: float = 0.0  # when the chunk it runs now began (the scheduler's clock)
 
@@ -102,7 +104,7 @@ class Scheduler:
 
     @property
     def progressed(self) -> bool:
-        return sum(d.states for d in self.devices) > 0
+        return sum(d.launches for d in self.devices) > 0
 
     def claim(self, k: int) -> tuple[int, int] | None:
         """Device ``k``'s next chunk of states, or None: it is done (and leaves the hand-out)."""
@@ -121,11 +123,35 @@ class Scheduler:
             d.in_flight += work.between(*claimed)
             return claimed
 
+    def open_chunk(self, start: int) -> OpenChunk | None:
+        """The part of the chunk at ``start`` an earlier attempt counted, if it began it."""
+        ledger, _ = self._opened_ledger()
+        with self.lock:
+            return ledger.open.get(start)
+
+    def expected_seconds(self, k: int, start: int, end: int) -> float | None:
+        """Kernel seconds device ``k`` should take over [start, end) at the rate measured (None: not known)."""
+        _, work = self._opened_ledger()
+        with self.lock:
+            rate = self.devices[k].expected_rate(self.devices)
+        return work.between(start, end) / rate if rate > 0 else None
+
+    def advance(self, k: int, start: int, end: int, depth: int, fine_total: int, fine_done: int,
+                sums: Partial) -> None:
+        """Device ``k`` counted a slice of refined chunk [start, end), not its last: keep it (checkpointed)."""
+        ledger, _ = self._opened_ledger()
+        with self.lock:
+            self.devices[k].launches += 1
+            ledger.advance(start, end, depth, fine_total, fine_done, sums)
+            self.on_progress()
+
     def finish(self, k: int, start: int, end: int, sums: Partial, kernel_seconds: float) -> None:
-        """Device ``k`` counted [start, end): fold the sums in, update its rate and chunk size."""
+        """Device ``k`` counted [start, end) (or an open chunk's last slice; ``kernel_seconds``: all of its
+        launches in this attempt): fold the sums in, update its rate and chunk size."""
         ledger, work = self._opened_ledger()
         with self.lock:
             d = self.devices[k]
+            d.launches += 1
             d.sizer.observe(end - start, kernel_seconds)
             measured = work.between(start, end) / max(kernel_seconds, 1e-9)
             d.rate = measured if d.rate == 0 else 0.5 * (d.rate + measured)
@@ -168,7 +194,7 @@ class Scheduler:
         return size
 
     def _stopping(self, d: DeviceState, now: float) -> bool:
-        if d.states == 0:
+        if d.launches == 0:
             return False
         if self.stop.due(now):
             self.interrupted = True

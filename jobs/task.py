@@ -22,8 +22,8 @@ from permenum.atomic import quarantine
 from permenum.checkpoints import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
 from permenum.jobs.chunking import ChunkSizer, WorkIndex
 from permenum.jobs.environment import TaskEnvironment
-from permenum.jobs.partial import ChunkLedger, Partial
-from permenum.jobs.refine import RefiningSolver
+from permenum.jobs.partial import ChunkLedger, OpenChunk, Partial
+from permenum.jobs.refine import RefiningSolver, deepen, next_slice
 from permenum.jobs.schedule import DeviceState, Scheduler, StopRule
 from permenum.jobs.solutions import write_solutions
 from permenum.jobs.stream import StreamedPartition
@@ -99,6 +99,28 @@ class _Loaded:
     elapsed_before: float  # seconds of earlier attempts
     rejected: str | None  # why a checkpoint was refused, if one was
     seconds: float  # from the start of the attempt to the verified bytes
+
+
+@dataclass(frozen=True)
+class _Claim:
+    """A device's chunk: its span of coarse states, the part of it an earlier attempt counted, the kernel
+    seconds the scheduler expects of it, and its states parsed and refined (on the claim-ahead thread)."""
+
+    span: tuple[int, int]
+    begun: OpenChunk | None
+    expected: float | None
+    refined: Future[tuple[StateBatch, StateBatch]]
+
+
+def _check_begun(begun: OpenChunk | None, fine_total: int, start: int, end: int) -> int:
+    """Where a chunk begun in an earlier attempt resumes: refined again to its depth, it must hold as
+    many states as then (else its counted part cannot be matched to states, and the task fails)."""
+    if begun is None:
+        return 0
+    if begun.fine_total != fine_total:
+        raise UserError(f"states {start}-{end} refined again to depth {begun.depth} give {fine_total} states, the "
+                        f"checkpoint counted {begun.fine_done} of {begun.fine_total}: it is not this pool's")
+    return begun.fine_done
 
 
 class _Attempt:
@@ -189,7 +211,9 @@ class _Attempt:
             self.log.write(f"checkpoint {path.name} rejected: {exc}; moved to {moved.name}; starting the partition over")
             return None, str(exc)
         self.log.write(f"resuming from checkpoint at state {ckpt.states_done} (attempt {ckpt.attempt}, "
-                       f"{ckpt.sums.get('chunks', 0)} chunks)")
+                       f"{ckpt.sums.get('chunks', 0)} chunks"
+                       + "".join(f"; states {o['start']}-{o['end']}: {o['fine_done']} of {o['fine_total']} refined "
+                                 "states counted" for o in ckpt.open) + ")")
         return ckpt, None
 
     def _serve_guarded(self, k: int, failures: list[BaseException]) -> None:
@@ -212,10 +236,10 @@ class _Attempt:
         with ThreadPoolExecutor(1, thread_name_prefix=f"refine-{k}") as ahead:
             nxt = self._claim_ahead(k, solver, loaded, ahead)
             while nxt is not None:
-                claimed, refined = nxt
-                chunk, fine = refined.result()
+                claim = nxt
+                chunk, fine = claim.refined.result()
                 nxt = self._claim_ahead(k, solver, loaded, ahead)
-                self._count_chunk(k, solver, claimed, chunk, fine)
+                self._count_chunk(k, solver, claim, chunk, fine)
                 if nxt is not None and self.scheduler.stopping(k):
                     break  # the chunk claimed ahead is dropped: not in the checkpoint, counted on resume
 
@@ -229,32 +253,61 @@ class _Attempt:
         self.setup_seconds[k] = time.perf_counter() - t0
         return solver
 
-    def _count_chunk(self, k: int, solver: RefiningSolver, claimed: tuple[int, int], chunk: StateBatch,
+    def _count_chunk(self, k: int, solver: RefiningSolver, claim: "_Claim", chunk: StateBatch,
                      fine: StateBatch) -> None:
-        """Count one chunk (``fine``: its states refined) and hand its sums to the scheduler."""
-        (start, end), t0 = claimed, time.perf_counter()
-        out = solver.count(fine)
+        """Count one chunk (``fine``: its states refined) and hand its sums to the scheduler; a refined
+        chunk in slices sized by time (jobs.refine), stopping between them when asked."""
+        (start, end), t0 = claim.span, time.perf_counter()
+        if fine is chunk:
+            out = solver.count(fine)
+            self.busy_seconds[k] += time.perf_counter() - t0
+            self._finish_chunk(k, claim, self._sums(fine, out), out.kernel_seconds, t0, "")
+            return
+        done = resumed = _check_begun(claim.begun, len(fine), start, end)
+        launches, kernel = 0, 0.0
+        while True:
+            size = next_slice(done, len(fine), done - resumed, kernel, claim.expected, self.options.chunk_seconds)
+            part = fine.take(slice(done, done + size))
+            out = solver.count(part)
+            launches, kernel, done = launches + 1, kernel + out.kernel_seconds, done + size
+            sums = self._sums(part, out)
+            if done == len(fine):
+                break
+            self.scheduler.advance(k, start, end, fine.depth, len(fine), done, sums)
+            if self.scheduler.stopping(k):  # the chunk stays open in the checkpoint
+                self.busy_seconds[k] += time.perf_counter() - t0
+                self.log.write(f"{self.refs[k].label}: states {start}-{end} (refined to {len(fine)} at depth "
+                               f"{fine.depth}) stopped after {done} of them, kernel {kernel:.2f} s")
+                return
         self.busy_seconds[k] += time.perf_counter() - t0
-        self.scheduler.finish(k, start, end, self._sums(fine, out), out.kernel_seconds)
+        how = (f" in {launches} launches" if launches > 1 else "") + (f", from {resumed}" if resumed else "")
+        self._finish_chunk(k, claim, sums, kernel, t0, f" (refined to {len(fine)} at depth {fine.depth}{how})")
+
+    def _finish_chunk(self, k: int, claim: "_Claim", sums: Partial, kernel_seconds: float, t0: float,
+                      refinement: str) -> None:
+        start, end = claim.span
+        self.scheduler.finish(k, start, end, sums, kernel_seconds)
         if self.on_chunk:
             self.on_chunk(end - start)
-        refinement = f" (refined to {len(fine)} at depth {fine.depth})" if fine is not chunk else ""
-        self.log.write(f"{self.refs[k].label}: states {start}-{end}{refinement}, kernel {out.kernel_seconds:.2f} s, "
+        self.log.write(f"{self.refs[k].label}: states {start}-{end}{refinement}, kernel {kernel_seconds:.2f} s, "
                        f"{time.perf_counter() - t0:.2f} s in all, ended {time.perf_counter() - self.t_start:.2f} s "
                        "into the attempt")
 
-    def _claim_ahead(self, k: int, solver: RefiningSolver, loaded: _Loaded,
-                     ahead: ThreadPoolExecutor) -> tuple[tuple[int, int], Future[tuple[StateBatch, StateBatch]]] | None:
+    def _claim_ahead(self, k: int, solver: RefiningSolver, loaded: _Loaded, ahead: ThreadPoolExecutor) -> "_Claim | None":
         """Device ``k``'s next chunk, its states parsed and refined in ``ahead`` (None: no more chunks)."""
-        claimed = self.scheduler.claim(k)
-        if claimed is None:
+        span = self.scheduler.claim(k)
+        if span is None:
             return None
+        begun = self.scheduler.open_chunk(span[0])
+        expected = self.scheduler.expected_seconds(k, *span)
 
         def refined() -> tuple[StateBatch, StateBatch]:
-            chunk = loaded.states.take(*claimed)  # waits for its row groups to be parsed
-            return chunk, solver.refine(chunk)
+            chunk = loaded.states.take(*span)  # waits for its row groups to be parsed
+            if begun is not None:
+                return chunk, solver.refine(chunk, depth=begun.depth)
+            return chunk, solver.refine(chunk, deepen(expected, self.options.chunk_seconds))
 
-        return claimed, ahead.submit(refined)
+        return _Claim(span, begun, expected, ahead.submit(refined))
 
     def _sums(self, chunk: StateBatch, out: BatchCounts) -> Partial:
         tally = self.problem.tally(chunk, out.counts, out.solutions, self.manifest.symmetry)
@@ -276,7 +329,8 @@ class _Attempt:
         ledger = loaded.ledger
         save_checkpoint(self.layout.checkpoint_file(self.partition), Checkpoint(
             self.manifest.run_id, self.partition, self.entry.sha256, ledger.prefix_end, ledger.prefix.as_json(),
-            loaded.elapsed_before + time.perf_counter() - self.t_start, loaded.attempt, ledger.ahead_json()))
+            loaded.elapsed_before + time.perf_counter() - self.t_start, loaded.attempt, ledger.ahead_json(),
+            ledger.open_json()))
 
     def _stop_short(self, loaded: _Loaded) -> None:
         """Keep this attempt's work in a checkpoint and raise TaskInterrupted."""
@@ -324,4 +378,4 @@ def _ledger_from(ckpt: Checkpoint | None, total: int, count_nodes: bool, counts_
     if ckpt is None:
         start = Partial(classes=0 if counts_classes else None, nodes=0 if count_nodes else None)
         return ChunkLedger(total, 0, start, {})
-    return ChunkLedger.resumed(total, ckpt.states_done, ckpt.sums, ckpt.ahead)
+    return ChunkLedger.resumed(total, ckpt.states_done, ckpt.sums, ckpt.ahead, ckpt.open)

@@ -64,6 +64,16 @@ def climb(problem: Problem, n: int, target: int, factor: float, symmetry: str,
     return LadderResult(batch, batch.depth, rungs, reason)
 
 
+def descend(problem: Problem, n: int, batch: StateBatch, symmetry: str, depth: int) -> StateBatch:
+    """``batch`` expanded to exactly ``depth``, in the order `climb` builds it (a resumed task refines a
+    chunk it began again, to the depth it reached then: jobs.partial.OpenChunk)."""
+    while batch.depth < depth and len(batch):
+        nxt = _next_rung(problem, n, batch, symmetry, 1 << 62)
+        assert not isinstance(nxt, int)
+        batch = nxt
+    return batch
+
+
 def _next_rung(problem: Problem, n: int, batch: StateBatch, symmetry: str, limit: int) -> StateBatch | int:
     """The next rung, or the count at which it passed ``limit`` (then it is not built further).
 

@@ -126,3 +126,42 @@ def test_a_chunk_claimed_ahead_keeps_its_device_busy_for_its_peers() -> None:
     scheduler.finish(0, *first, Partial(first[1] - first[0], first[1] - first[0], None, None, 5.0, None, 1), 5.0)
     assert d.in_flight == ahead[1] - ahead[0] and d.since == 5.0
     assert d.as_peer(scheduler.devices, 5.0).busy > 0
+
+
+def test_a_heavy_refined_chunk_is_sliced_by_time() -> None:
+    """jobs.refine.next_slice: the rest in one launch where it fits the bound, else slices of half the
+    bound at the measured rate (a stop request waits at most one), never more than MAX_SLICES."""
+    from permenum.jobs.refine import MAX_DEEPEN, MAX_SLICES, deepen, next_slice
+
+    assert next_slice(0, 1000, 0, 0.0, 1.0, 2.0) == 1000  # expected to fit: one launch, as before slicing
+    assert next_slice(0, 1000, 0, 0.0, None, 2.0) == 125  # rate unknown: an eighth measures it
+    assert next_slice(0, 1000, 0, 0.0, 80.0, 2.0) == 125  # expected 40x the bound
+    assert next_slice(125, 1000, 125, 10.0, 80.0, 2.0) == 16  # 0.08 s a state: 1 s holds 12, the floor is 16
+    assert next_slice(125, 1000, 125, 0.5, 80.0, 2.0) == 250  # 0.004 s a state: 1 s holds 250
+    assert next_slice(500, 1000, 500, 0.5, None, 2.0) == 500  # the rest fits: all of it
+    assert next_slice(990, 1000, 10, 100.0, None, 2.0) == 10  # never past the end
+    assert next_slice(0, 10, 0, 0.0, None, 2.0) == 1 and -(-1000 // MAX_SLICES) == 16
+    assert deepen(None, 2.0) == 1.0 and deepen(0.5, 2.0) == 1.0 and deepen(3.0, 2.0) == 3.0
+    assert deepen(1e6, 2.0) == MAX_DEEPEN
+
+
+def test_an_open_chunk_is_kept_and_claimed_whole_on_resume() -> None:
+    """A refined chunk counted in part stays open (depth, fine states counted, their sums) through a
+    checkpoint's JSON; the resumed ledger hands it out whole and counts it once when it ends."""
+    ledger = ChunkLedger(10, 0, Partial(classes=None, nodes=None, solutions=None), {})
+    assert ledger.claim(4) == (0, 4) and ledger.claim(3) == (4, 7)
+    ledger.advance(4, 7, 9, 100, 30, Partial(5, 5, None, None, 1.0, None, 1))
+    ledger.advance(4, 7, 9, 100, 60, Partial(7, 7, None, None, 1.0, None, 1))
+    ledger.finish(0, 4, Partial(11, 11, None, None, 1.0, None, 1))
+    assert not ledger.complete and ledger.prefix_end == 4
+    resumed = ChunkLedger.resumed(10, ledger.prefix_end, ledger.prefix.as_json(), ledger.ahead_json(),
+                                  ledger.open_json())
+    assert resumed.open[4].fine_done == 60 and resumed.open[4].depth == 9 and resumed.open[4].sums.weighted == 12
+    before = ChunkLedger.resumed(10, 0, Partial().as_json(), [], ledger.open_json())
+    assert before.claim(100) == (0, 4) and before.claim(1) == (4, 7)  # no chunk reaches into an open one
+    assert resumed.claim(2) == (4, 7)  # whole, as it was refined, whatever size is asked
+    assert resumed.claim(100) == (7, 10)
+    resumed.finish(7, 10, Partial(2, 2, None, None, 1.0, None, 1))
+    assert not resumed.complete  # the open chunk is not done
+    resumed.finish(4, 7, Partial(3, 3, None, None, 1.0, None, 1))  # its last slice
+    assert resumed.complete and resumed.prefix.weighted == 11 + 5 + 7 + 3 + 2
