@@ -289,6 +289,10 @@ from permenum.cli_report import register as _register_report  # noqa: E402  (rep
 
 _register_report(cli)
 
+from permenum.cli_estimate import register as _register_estimate  # noqa: E402  (estimate)
+
+_register_estimate(cli)
+
 
 def main() -> None:
     from permenum.jobs.environment import StopRequest

@@ -1,0 +1,88 @@
+"""Record-scale figures in one run: `permenum estimate` against the full run it predicts, and each full
+run's whole-command time against its own kernel time.
+
+    python3 bench/record_scale.py --device gpu nqueens:20 nqueens:21 costas:19 [--project nqueens:22]
+    python3 bench/record_scale.py --device cpu nqueens:16 nqueens:17 nqueens:18 costas:14 costas:15 costas:16
+
+Per PROBLEM:N: `permenum estimate` (its predicted kernel seconds), then `permenum enumerate` as a user
+runs it (coarse pool, refined in the task): whole seconds, peak memory, the ledger's kernel seconds.
+The table printed last: predicted / measured kernel time (the issue's bar: within +-20%) and whole /
+kernel. --project P:N prints the projected device-hours of the record sizes from P N's calibration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+
+def permenum(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "permenum.cli", *args], capture_output=True, text=True, check=False)
+
+
+def estimate(problem: str, n: int, device: str, sample: float, project: bool = False) -> dict:
+    proc = permenum("estimate", problem, str(n), "--device", device, "--sample-seconds", str(sample), "--json",
+                    *([] if project else ["--no-project"]))
+    if proc.returncode:
+        sys.exit(f"estimate {problem} {n} failed: {proc.stderr.strip()}")
+    return json.loads(proc.stdout)
+
+
+def enumerate_run(problem: str, n: int, device: str, work: Path) -> dict:
+    run = work / f"{problem}-{n}"
+    t0 = time.perf_counter()
+    proc = permenum("enumerate", problem, str(n), "--device", device, "--run-dir", str(run))
+    whole = time.perf_counter() - t0
+    if proc.returncode:
+        sys.exit(f"enumerate {problem} {n} failed: {proc.stdout[-1500:]} {proc.stderr[-1500:]}")
+    ledger = pq.read_table(run / "ledger.parquet").to_pydict()
+    matches = "matches the published count" in proc.stdout
+    return {"whole": whole, "kernel": sum(ledger["seconds_kernel"]), "matches": matches,
+            "peak_gib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("specs", nargs="+", help="PROBLEM:N")
+    ap.add_argument("--device", default="gpu")
+    ap.add_argument("--sample-seconds", type=float, default=10.0)
+    ap.add_argument("--project", action="append", default=[], help="PROBLEM:N to calibrate the projections at")
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="record-scale-") as tmp:
+        for spec in args.specs:
+            problem, n = spec.split(":")[0], int(spec.split(":")[1])
+            est = estimate(problem, n, args.device, args.sample_seconds)
+            run = enumerate_run(problem, n, args.device, Path(tmp))
+            rows.append((problem, n, est, run))
+            print(f"{problem} {n}: predicted {est['device_seconds']:.2f} s (sample {est['sample_fraction']:.1%}, "
+                  f"{est['sample_kernel_seconds']:.1f} s), measured kernel {run['kernel']:.2f} s, whole "
+                  f"{run['whole']:.2f} s, exact {run['matches']}", flush=True)
+            shutil.rmtree(Path(tmp, f"{problem}-{n}"), ignore_errors=True)
+    for spec in args.project:
+        problem, n = spec.split(":")[0], int(spec.split(":")[1])
+        est = estimate(problem, n, args.device, args.sample_seconds, project=True)
+        print(f"\nprojected on {est['device']} from {problem} {n} ({est['seconds_per_estimated_node']:.3g} s per "
+              f"estimated node, this N predicted {est['device_seconds']:.1f} s):")
+        for size, seconds in est["projected_device_seconds"].items():
+            print(f"  {problem} {size}: {seconds / 3600:.4g} device-hours ({seconds / 86400 / 365.25:.3g} years)")
+    print(f"\n{'problem':8} {'N':>3} {'predicted':>10} {'measured':>9} {'pred/meas':>9} {'err':>6} {'whole':>8} "
+          f"{'whole/kern':>10} {'exact':>5}")
+    for problem, n, est, run in rows:
+        err = est["relative_error"]
+        print(f"{problem:8} {n:3d} {est['device_seconds']:10.2f} {run['kernel']:9.2f} "
+              f"{est['device_seconds'] / run['kernel']:9.2f} {'' if err is None else f'{err:.0%}':>6} "
+              f"{run['whole']:8.2f} {run['whole'] / run['kernel']:10.2f} {str(run['matches']):>5}")
+
+
+if __name__ == "__main__":
+    main()

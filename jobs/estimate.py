@@ -1,0 +1,135 @@
+"""`permenum estimate`: what a full run would cost, before it is paid for.
+
+The coarse pool's cost estimates (poolgen.cost: Knuth's random probes, in estimated nodes) say how the
+work is spread, not what a node costs on a device. A short timed sample fixes the scale: seeded random
+blocks of the pool's states (each block put back in tree order, refined to the device's grain and
+counted like a task's chunk, jobs.refine) are counted until ``sample_seconds`` of kernel or
+``max_fraction`` of the estimated work, and the device's seconds per estimated node over the sample
+(a ratio estimator: measured seconds / estimated nodes of the same states) times the pool's estimated
+nodes is the prediction. The blocks' spread gives its statistical error. Other sizes are projected
+with the same seconds per estimated node and their own pools' estimates (a projection: the kernels'
+cost per node drifts slowly with N).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from permenum.errors import UserError
+from permenum.jobs.refine import RefiningSolver
+from permenum.poolgen.cost import default_probes, estimate_costs
+from permenum.poolgen.generate import climb
+from permenum.poolgen.write import DEFAULT_FACTOR, DEFAULT_TARGET
+from permenum.problems import Problem, StateBatch, get_problem
+from permenum.solver.devices import select_devices
+from permenum.solver.opencl import device_context, device_lanes
+from permenum.solver.registry import make_solver
+
+#: The small pools whose estimates project other sizes: states, and walks per state (their sums, not
+#: their spread, count; 2^18 walks a size keep Costas 21-30 to about 15 s here).
+PROJECTION_TARGET, PROJECTION_PROBES = 1024, 256
+#: The sizes `estimate` projects, the records' neighbourhood (N-Queens is known to 27, Costas to 29).
+PROJECTED = {"nqueens": range(23, 29), "costas": range(21, 31)}
+
+
+@dataclass(frozen=True)
+class Block:
+    states: int
+    estimated: float  # estimated nodes of its states
+    seconds: float  # kernel seconds counting them
+
+
+@dataclass
+class Estimate:
+    problem: str
+    n: int
+    symmetry: str
+    device: str
+    states: int  # the coarse pool's
+    depth: int
+    estimated_total: float  # estimated nodes of the whole pool
+    blocks: list[Block] = field(default_factory=list)
+    setup_seconds: float = 0.0
+
+    @property
+    def seconds_per_node(self) -> float:
+        return sum(b.seconds for b in self.blocks) / max(sum(b.estimated for b in self.blocks), 1e-300)
+
+    @property
+    def sampled_fraction(self) -> float:
+        return sum(b.estimated for b in self.blocks) / max(self.estimated_total, 1e-300)
+
+    @property
+    def sample_seconds(self) -> float:
+        return sum(b.seconds for b in self.blocks)
+
+    @property
+    def device_seconds(self) -> float:
+        """Kernel seconds of a full run on this device."""
+        return self.seconds_per_node * self.estimated_total
+
+    @property
+    def relative_error(self) -> float | None:
+        """The standard error of the ratio estimate from the blocks' spread (None: fewer than 3 blocks,
+        or the whole pool was counted, when there is nothing to extrapolate)."""
+        if len(self.blocks) < 3 or self.sampled_fraction >= 1 - 1e-9:
+            return None if self.sampled_fraction < 1 - 1e-9 else 0.0
+        ratios = np.array([b.seconds / max(b.estimated, 1e-300) for b in self.blocks])
+        weights = np.array([b.estimated for b in self.blocks])
+        mean = float(np.average(ratios, weights=weights))
+        var = float(np.average((ratios - mean) ** 2, weights=weights)) / (len(ratios) - 1)
+        return float(np.sqrt(var)) / mean if mean > 0 else None
+
+
+def coarse_pool(problem: Problem, n: int, symmetry: str, target: int, seed: int,
+                probes: int | None = None) -> tuple[StateBatch, np.ndarray]:
+    """The states `permenum pool` would make at ``target`` (one partition) and their cost estimates."""
+    states = climb(problem, n, target, DEFAULT_FACTOR, symmetry).states
+    return states, estimate_costs(problem, n, states, symmetry, probes or default_probes(len(states)), seed)
+
+
+def estimate(problem_name: str, n: int, device: str | None, sample_seconds: float, max_fraction: float,
+             seed: int = 0, kernel: str | None = None, symmetry: str | None = None) -> Estimate:
+    """Count a seeded random sample of the coarse pool on the device and scale it to the whole pool."""
+    if sample_seconds <= 0 or not 0 < max_fraction <= 1:
+        raise UserError(f"--sample-seconds must be positive and --max-fraction in (0, 1] "
+                        f"(got {sample_seconds:g}, {max_fraction:g})")
+    problem = get_problem(problem_name)
+    problem.check_n(n)
+    symmetry = symmetry or problem.default_symmetry
+    problem.check_symmetry(symmetry)
+    states, costs = coarse_pool(problem, n, symmetry, DEFAULT_TARGET, seed)
+    ref = select_devices(device)[0]
+    t0 = time.perf_counter()
+    dev = device_context(ref)
+    solver = RefiningSolver(lambda depth: make_solver(problem.name, dev, n, depth, kernel, symmetry, False),
+                            states.depth, problem, n, symmetry, problem.states_per_lane * device_lanes(ref))
+    result = Estimate(problem.name, n, symmetry, ref.label, len(states), states.depth,
+                      float(np.sum(costs, dtype=np.float64)), setup_seconds=time.perf_counter() - t0)
+    order = np.random.default_rng(seed).permutation(len(states))
+    budget = max_fraction * result.estimated_total
+    taken, size = 0, max(1, len(states) // 1024)
+    while taken < len(states) and result.sample_seconds < sample_seconds:
+        rows = np.sort(order[taken:taken + size])  # tree order inside the block, as in a partition
+        estimated = float(np.sum(costs[rows], dtype=np.float64))
+        if result.blocks and sum(b.estimated for b in result.blocks) + estimated > budget:
+            break
+        out = solver.count(solver.refine(states.take(rows)))
+        result.blocks.append(Block(len(rows), estimated, out.kernel_seconds))
+        taken += len(rows)
+        if result.sample_seconds * 4 < sample_seconds:
+            size *= 2  # blocks grow while the sample is short: launches that fill the device
+    return result
+
+
+def project(result: Estimate, sizes: range, seed: int = 0) -> list[tuple[int, float]]:
+    """(N, kernel seconds on the estimate's device) for other sizes, at its seconds per estimated node."""
+    problem = get_problem(result.problem)
+    out = []
+    for n in sizes:
+        _, costs = coarse_pool(problem, n, result.symmetry, PROJECTION_TARGET, seed, PROJECTION_PROBES)
+        out.append((n, result.seconds_per_node * float(np.sum(costs, dtype=np.float64))))
+    return out

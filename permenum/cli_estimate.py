@@ -1,0 +1,92 @@
+"""`permenum estimate PROBLEM N [--device D] [--gpus G]`: device-hours of a full run, from a timed sample.
+
+Thin like cli.py: parse, call permenum.jobs.estimate, print.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+out = Console(highlight=False, soft_wrap=True)
+
+
+def _hours(seconds: float) -> str:
+    """Seconds as the unit a reader plans in: s, h, days or years."""
+    if seconds < 600:
+        return f"{seconds:.1f} s"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.2f} h"
+    if seconds < 2 * 365 * 86400:
+        return f"{seconds / 86400:.1f} days"
+    return f"{seconds / (365.25 * 86400):.1f} years"
+
+
+@click.command()
+@click.argument("problem")
+@click.argument("n", type=int)
+@click.option("--device", "-d", default=None, help="The device to measure: gpu | cpu | PLATFORM:DEVICE (the first of them).")
+@click.option("--gpus", "-G", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Devices of this kind a run would use: the wall time is the device time over G.")
+@click.option("--sample-seconds", type=float, default=20.0, show_default=True,
+              help="Kernel seconds of the timed sample.")
+@click.option("--max-fraction", type=float, default=0.1, show_default=True,
+              help="The sample counts at most this fraction of the estimated work.")
+@click.option("--kernel", "-k", default=None, help="Kernel variant (default: the device's).")
+@click.option("--symmetry", default=None, help="Symmetry reduction (default: the problem's).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the pool's cost walks and of the sample.")
+@click.option("--project/--no-project", default=True, show_default=True,
+              help="Also project the record sizes (N-Queens 23-28, Costas 21-30) on this device.")
+@click.option("--json", "as_json", is_flag=True, help="Print the estimate as JSON.")
+def estimate(problem: str, n: int, device: str | None, gpus: int, sample_seconds: float, max_fraction: float,
+             kernel: str | None, symmetry: str | None, seed: int, project: bool, as_json: bool) -> None:
+    """Predict the device-hours of `enumerate PROBLEM N` (and the wall time on G devices) from a timed sample.
+
+    The coarse pool's cost estimates are calibrated by counting a seeded random sample of its states on
+    the device; nothing is written.
+    """
+    from permenum.jobs import estimate as est
+
+    result = est.estimate(problem, n, device, sample_seconds, max_fraction, seed, kernel, symmetry)
+    projected = est.project(result, est.PROJECTED.get(result.problem, range(0)), seed) if project else []
+    error = result.relative_error
+    if as_json:
+        out.print_json(json.dumps({
+            "problem": result.problem, "n": result.n, "symmetry": result.symmetry, "device": result.device,
+            "pool_states": result.states, "pool_depth": result.depth, "estimated_nodes": result.estimated_total,
+            "sample_blocks": len(result.blocks), "sample_states": sum(b.states for b in result.blocks),
+            "sample_fraction": result.sampled_fraction, "sample_kernel_seconds": result.sample_seconds,
+            "seconds_per_estimated_node": result.seconds_per_node, "device_seconds": result.device_seconds,
+            "relative_error": error, "gpus": gpus, "wall_seconds": result.device_seconds / gpus,
+            "projected_device_seconds": {str(k): v for k, v in projected},
+        }))
+        return
+    out.print(f"{result.problem} {result.n} on {result.device} ({result.symmetry} symmetry)")
+    out.print(f"pool: {result.states:,} states at depth {result.depth}, {result.estimated_total:.4g} estimated nodes")
+    out.print(f"sample: {sum(b.states for b in result.blocks):,} states in {len(result.blocks)} blocks, "
+              f"{result.sampled_fraction:.2%} of the estimated work, {result.sample_seconds:.2f} kernel s "
+              f"({result.seconds_per_node:.3g} s per estimated node)")
+    spread = "" if error is None else f" (+-{error:.0%}, one standard error of the sample)"
+    out.print(f"predicted kernel time of a full run: {_hours(result.device_seconds)}"
+              f" = {result.device_seconds / 3600:.4g} device-hours{spread}")
+    if gpus > 1:
+        out.print(f"wall on {gpus} such devices: {_hours(result.device_seconds / gpus)} (every device kept busy)")
+    if projected:
+        table = Table(title=f"projected on {result.device}, at {result.problem} {result.n}'s seconds per estimated node")
+        table.add_column("N", justify="right")
+        table.add_column("device-hours", justify="right")
+        table.add_column("kernel time", justify="right")
+        if gpus > 1:
+            table.add_column(f"wall on {gpus}", justify="right")
+        for size, seconds in projected:
+            row = [str(size), f"{seconds / 3600:.4g}", _hours(seconds)]
+            table.add_row(*row, *([_hours(seconds / gpus)] if gpus > 1 else []))
+        out.print(table)
+
+
+def register(group: click.Group) -> None:
+    """Add `estimate` to the `permenum` group."""
+    group.add_command(estimate)

@@ -1,0 +1,35 @@
+"""`permenum estimate`: a timed sample of the coarse pool, counted on the device (PoCL here), scaled up."""
+
+from __future__ import annotations
+
+import json
+
+from permenum.jobs.estimate import estimate
+
+
+def test_a_sample_of_the_whole_pool_predicts_exactly_what_it_measured() -> None:
+    """With no cap, the sample is the pool: the prediction is the kernel time it measured, no error left."""
+    whole = estimate("nqueens", 11, "cpu", sample_seconds=1e9, max_fraction=1.0)
+    assert sum(b.states for b in whole.blocks) == whole.states and abs(whole.sampled_fraction - 1) < 1e-9
+    assert abs(whole.device_seconds - whole.sample_seconds) < 1e-9 * max(whole.sample_seconds, 1)
+    assert whole.relative_error == 0.0
+
+
+def test_the_sample_keeps_to_its_fraction_and_scales_up() -> None:
+    part = estimate("costas", 11, "cpu", sample_seconds=1e9, max_fraction=0.1)
+    sampled = sum(b.states for b in part.blocks)
+    assert 0 < part.sampled_fraction <= 0.1 and len(part.blocks) >= 3 and sampled < part.states
+    assert part.device_seconds > part.sample_seconds  # scaled to the whole pool's estimate
+    assert part.relative_error is not None and part.relative_error >= 0
+
+
+def test_estimate_command_projects_record_sizes_and_refuses_bad_input(cli) -> None:  # type: ignore[no-untyped-def]
+    proc = cli("estimate", "nqueens", 12, "--device", "cpu", "--sample-seconds", 0.5, "--gpus", 4, "--json", check=True)
+    report = json.loads(proc.stdout)
+    assert report["problem"] == "nqueens" and report["n"] == 12 and report["gpus"] == 4
+    assert report["wall_seconds"] * 4 == report["device_seconds"] > 0
+    projected = [report["projected_device_seconds"][str(n)] for n in range(23, 29)]
+    assert all(b > 5 * a for a, b in zip(projected, projected[1:]))  # each size costs several times the one before
+    for bad in (["nqueens", 0], ["nqueens", 12, "--max-fraction", 2], ["sudoku", 9]):
+        proc = cli("estimate", *bad, "--no-project")
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
