@@ -9,6 +9,8 @@ run=${1:?usage: rehearsal.sh RUN OUTDIR SECONDS}; out=${2:?}; seconds=${3:-500}
 mkdir -p "$out"
 bash bench/gpu_node.sh --device gpu --nqueens 8 > "$out/setup.log" 2>&1 || { cat "$out/setup.log"; exit 1; }
 export PYTHONPATH=/tmp/permenum-site PYTHONUNBUFFERED=1
+run=$(realpath "$run"); out=$(realpath "$out")
+cd /tmp  # the installed permenum, not the checkout's source folders
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -m permenum.cli status "$run" | head -3
 t0=$(date +%s)
