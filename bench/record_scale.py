@@ -29,8 +29,9 @@ def permenum(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "permenum.cli", *args], capture_output=True, text=True, check=False)
 
 
-def estimate(problem: str, n: int, device: str, sample: float, project: bool = False) -> dict:
-    proc = permenum("estimate", problem, str(n), "--device", device, "--sample-seconds", str(sample), "--json",
+def estimate(problem: str, n: int, device: str, sample: float, fraction: float, project: bool = False) -> dict:
+    proc = permenum("estimate", problem, str(n), "--device", device, "--sample-seconds", str(sample),
+                    "--max-fraction", str(fraction), "--json",
                     *([] if project else ["--no-project"]))
     if proc.returncode:
         sys.exit(f"estimate {problem} {n} failed: {proc.stderr.strip()}")
@@ -55,22 +56,26 @@ def main() -> None:
     ap.add_argument("specs", nargs="+", help="PROBLEM:N")
     ap.add_argument("--device", default="gpu")
     ap.add_argument("--sample-seconds", type=float, default=10.0)
+    ap.add_argument("--max-fraction", type=float, default=0.1)
     ap.add_argument("--project", action="append", default=[], help="PROBLEM:N to calibrate the projections at")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="record-scale-") as tmp:
         for spec in args.specs:
             problem, n = spec.split(":")[0], int(spec.split(":")[1])
-            est = estimate(problem, n, args.device, args.sample_seconds)
+            est = estimate(problem, n, args.device, args.sample_seconds, args.max_fraction)
             run = enumerate_run(problem, n, args.device, Path(tmp))
             rows.append((problem, n, est, run))
             print(f"{problem} {n}: predicted {est['device_seconds']:.2f} s (sample {est['sample_fraction']:.1%}, "
                   f"{est['sample_kernel_seconds']:.1f} s), measured kernel {run['kernel']:.2f} s, whole "
                   f"{run['whole']:.2f} s, exact {run['matches']}", flush=True)
+            per_node = est["seconds_per_estimated_node"]
+            print("  blocks (states: seconds per estimated node / the sample's): " + ", ".join(
+                f"{b['states']}: {b['kernel_seconds'] / b['estimated_nodes'] / per_node:.2f}" for b in est["blocks"]))
             shutil.rmtree(Path(tmp, f"{problem}-{n}"), ignore_errors=True)
     for spec in args.project:
         problem, n = spec.split(":")[0], int(spec.split(":")[1])
-        est = estimate(problem, n, args.device, args.sample_seconds, project=True)
+        est = estimate(problem, n, args.device, args.sample_seconds, args.max_fraction, project=True)
         print(f"\nprojected on {est['device']} from {problem} {n} ({est['seconds_per_estimated_node']:.3g} s per "
               f"estimated node, this N predicted {est['device_seconds']:.1f} s):")
         for size, seconds in est["projected_device_seconds"].items():

@@ -31,7 +31,8 @@ class LocalRunSummary:
     ran: list[int] = field(default_factory=list)
     skipped: list[int] = field(default_factory=list)
     failed: dict[int, str] = field(default_factory=dict)
-    interrupted: list[int] = field(default_factory=list)
+    interrupted: list[int] = field(default_factory=list)  # stopped with a checkpoint
+    not_started: list[int] = field(default_factory=list)  # a stop came before their turn
     seconds: float = 0.0
 
 
@@ -43,10 +44,10 @@ def pending_partitions(layout: RunLayout) -> list[int]:
 
 
 def _unless_stopped(stop: threading.Event | None, layout: RunLayout, partition: int, options: TaskOptions,
-                    on_chunk: Callable[[int], None]) -> TaskResult:
-    """Start a queued partition only if no stop was requested meanwhile."""
+                    on_chunk: Callable[[int], None]) -> TaskResult | None:
+    """Start a queued partition only if no stop was requested meanwhile (None: it was not started)."""
     if stop is not None and stop.is_set():
-        raise TaskInterrupted(partition, 0, 0)
+        return None
     return run_task(layout, partition, options, stop, on_chunk)
 
 
@@ -108,7 +109,9 @@ def run_local(layout: RunLayout, workers: int = 1, options: TaskOptions | None =
                 for fut in done:
                     i = futures[fut]
                     try:
-                        fut.result()
+                        if fut.result() is None:
+                            summary.not_started.append(i)
+                            continue
                         summary.ran.append(i)
                         bar.finished(i)
                     except TaskInterrupted:

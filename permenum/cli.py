@@ -149,9 +149,12 @@ def _run_local(run: str, workers: int, options: "TaskOptions") -> int:
     summary = run_local(_layout(run), workers, options, console=err, stop=stop.event)
     if summary.skipped:
         err.print(f"{len(summary.skipped)} partitions already had results")
-    if summary.interrupted:
-        err.print(f"interrupted: partitions {', '.join(map(str, summary.interrupted))} checkpointed; "
-                  f"run `permenum run {run}` again to resume")
+    if summary.interrupted or summary.not_started:
+        from permenum.ranges import compact_ranges
+
+        stopped = f"partitions {compact_ranges(summary.interrupted)} checkpointed" if summary.interrupted else ""
+        waiting = f"{compact_ranges(summary.not_started)} not started" if summary.not_started else ""
+        err.print(f"interrupted: {'; '.join(x for x in (stopped, waiting) if x)}; run `permenum run {run}` again to resume")
         return EXIT_INTERRUPTED
     for i, why in sorted(summary.failed.items()):
         err.print(f"[red]partition {i} failed:[/red] {why}")

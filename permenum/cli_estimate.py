@@ -62,6 +62,8 @@ def estimate(problem: str, n: int, device: str | None, gpus: int, sample_seconds
             "seconds_per_estimated_node": result.seconds_per_node, "device_seconds": result.device_seconds,
             "relative_error": error, "gpus": gpus, "wall_seconds": result.device_seconds / gpus,
             "projected_device_seconds": {str(k): v for k, v in projected},
+            "blocks": [{"states": b.states, "estimated_nodes": b.estimated, "kernel_seconds": b.seconds}
+                       for b in result.blocks],
         }))
         return
     out.print(f"{result.problem} {result.n} on {result.device} ({result.symmetry} symmetry)")
