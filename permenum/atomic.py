@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Make the directory's entries (files created or renamed in it) durable."""
     fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -52,7 +53,7 @@ def write_atomic(path: Path, writer: Callable[[Path], None], *, replace: bool = 
         else:
             os.link(tmp, path)  # raises FileExistsError instead of overwriting
             tmp.unlink()
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
     finally:
         if tmp.exists():
             tmp.unlink()
@@ -75,9 +76,14 @@ def quarantine(path: Path) -> Path:
     return target
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+def write_new_file(path: Path, data: bytes) -> None:
+    """Create ``path`` (it must not exist), write ``data`` and fsync it; the caller fsyncs the directory
+    once for many such files (a pool's partitions, committed together by the manifest written after)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -38,11 +38,12 @@ def cli() -> None:
 
 
 def pool_options(f):  # type: ignore[no-untyped-def]
-    from permenum.poolgen.write import DEFAULT_TARGET
+    from permenum.poolgen.write import DEFAULT_TARGET, STATES_PER_PARTITION
 
     f = click.option("--seed", type=int, default=0, show_default=True, help="Seed of the Fisher-Yates shuffle.")(f)
-    f = click.option("--target-states", "-S", type=int, default=DEFAULT_TARGET, show_default=True,
-                     help="Soft target pool size for ladder climbing.")(f)
+    f = click.option("--target-states", "-S", type=int, default=None,
+                     help=f"Soft target pool size for ladder climbing (default: the larger of {DEFAULT_TARGET} "
+                          f"and {STATES_PER_PARTITION} x partitions).")(f)
     f = click.option("--symmetry", type=str, default=None, help="Symmetry reduction (default: the problem's).")(f)
     f = click.option("--balance", type=click.Choice(["cost", "rows"]), default="cost", show_default=True,
                      help="Partitions of equal estimated cost (Knuth probes) or of equal row count.")(f)
@@ -55,7 +56,7 @@ def pool_options(f):  # type: ignore[no-untyped-def]
 @click.option("--out", "run", type=click.Path(file_okay=False), required=True, help="Run directory to create.")
 @click.option("--partitions", "-P", type=int, default=1, show_default=True)
 @pool_options
-def pool(problem: str, n: int, run: str, partitions: int, target_states: int, seed: int, symmetry: str | None,
+def pool(problem: str, n: int, run: str, partitions: int, target_states: int | None, seed: int, symmetry: str | None,
          balance: str) -> None:
     """Generate the state pool of PROBLEM and write it as Parquet partitions plus manifest.json."""
     from permenum.poolgen.write import PoolSettings, write_pool
@@ -247,7 +248,7 @@ def arrays(run: str, expand: bool, out_file: str | None) -> None:
 @task_options
 @pool_options
 def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None, workers: int, device: str | None,
-              kernel: str | None, count_nodes: bool, chunk_seconds: float, target_states: int, seed: int,
+              kernel: str | None, count_nodes: bool, chunk_seconds: float, target_states: int | None, seed: int,
               symmetry: str | None, balance: str) -> None:
     """pool + run + collect of PROBLEM N on this machine; prints the total and checks it."""
     import time
