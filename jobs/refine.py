@@ -56,7 +56,7 @@ def deepen(expected_seconds: float | None, bound_seconds: float) -> float:
 def next_slice(done: int, total: int, counted: int, seconds: float, expected_seconds: float | None,
                bound_seconds: float) -> int:
     """Fine states of a refined chunk's next launch, from ``done`` of ``total`` (``counted`` of them in
-    ``seconds`` of kernel in this attempt): the rest where it fits the bound, by the rate measured or else
+    ``seconds`` of kernel, by this attempt or the one that began it): the rest where it fits the bound, by the rate measured or else
     by the scheduler's expectation; else what half the bound holds at that rate; with neither, an
     eighth of the chunk to measure it. Never below total / MAX_SLICES."""
     rest = total - done

@@ -145,15 +145,16 @@ class Scheduler:
             ledger.advance(start, end, depth, fine_total, fine_done, sums)
             self.on_progress()
 
-    def finish(self, k: int, start: int, end: int, sums: Partial, kernel_seconds: float) -> None:
+    def finish(self, k: int, start: int, end: int, sums: Partial, kernel_seconds: float, share: float = 1.0) -> None:
         """Device ``k`` counted [start, end) (or an open chunk's last slice; ``kernel_seconds``: all of its
-        launches in this attempt): fold the sums in, update its rate and chunk size."""
+        launches in this attempt, over ``share`` of the chunk -- less than 1 for a chunk an earlier attempt
+        began): fold the sums in, update its rate and chunk size."""
         ledger, work = self._opened_ledger()
         with self.lock:
             d = self.devices[k]
             d.launches += 1
-            d.sizer.observe(end - start, kernel_seconds)
-            measured = work.between(start, end) / max(kernel_seconds, 1e-9)
+            d.sizer.observe(max(1, round((end - start) * share)), kernel_seconds)
+            measured = work.between(start, end) * share / max(kernel_seconds, 1e-9)
             d.rate = measured if d.rate == 0 else 0.5 * (d.rate + measured)
             d.states += end - start
             d.in_flight = max(d.in_flight - work.between(start, end), 0.0)  # the chunk claimed ahead, if any

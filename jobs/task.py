@@ -265,8 +265,9 @@ class _Attempt:
             return
         done = resumed = _check_begun(claim.begun, len(fine), start, end)
         launches, kernel = 0, 0.0
+        measured = claim.begun.sums.kernel_seconds if claim.begun else 0.0  # a resumed chunk's rate so far
         while True:
-            size = next_slice(done, len(fine), done - resumed, kernel, claim.expected, self.options.chunk_seconds)
+            size = next_slice(done, len(fine), done, measured + kernel, claim.expected, self.options.chunk_seconds)
             part = fine.take(slice(done, done + size))
             out = solver.count(part)
             launches, kernel, done = launches + 1, kernel + out.kernel_seconds, done + size
@@ -281,12 +282,13 @@ class _Attempt:
                 return
         self.busy_seconds[k] += time.perf_counter() - t0
         how = (f" in {launches} launches" if launches > 1 else "") + (f", from {resumed}" if resumed else "")
-        self._finish_chunk(k, claim, sums, kernel, t0, f" (refined to {len(fine)} at depth {fine.depth}{how})")
+        self._finish_chunk(k, claim, sums, kernel, t0, f" (refined to {len(fine)} at depth {fine.depth}{how})",
+                           (len(fine) - resumed) / len(fine))
 
     def _finish_chunk(self, k: int, claim: "_Claim", sums: Partial, kernel_seconds: float, t0: float,
-                      refinement: str) -> None:
+                      refinement: str, share: float = 1.0) -> None:
         start, end = claim.span
-        self.scheduler.finish(k, start, end, sums, kernel_seconds)
+        self.scheduler.finish(k, start, end, sums, kernel_seconds, share)
         if self.on_chunk:
             self.on_chunk(end - start)
         self.log.write(f"{self.refs[k].label}: states {start}-{end}{refinement}, kernel {kernel_seconds:.2f} s, "

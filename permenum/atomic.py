@@ -76,14 +76,18 @@ def quarantine(path: Path) -> Path:
     return target
 
 
-def write_new_file(path: Path, data: bytes) -> None:
+def write_new_file(path: Path, data: bytes | memoryview) -> None:
     """Create ``path`` (it must not exist), write ``data`` and fsync it; the caller fsyncs the directory
-    once for many such files (a pool's partitions, committed together by the manifest written after)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
+    once for many such files (a pool's partitions, committed together by the manifest written after).
+    An error names the file (os.write and fsync do not)."""
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None

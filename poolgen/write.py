@@ -220,7 +220,7 @@ def _write_partitions(layout: RunLayout, states: StateBatch, costs: np.ndarray,
                 table = states.take(idx).to_table().append_column("est_cost", pa.array(costs[idx], pa.float32()))
                 sink = pa.BufferOutputStream()
                 pq.write_table(table, sink, compression="zstd", compression_level=3, use_dictionary=False)
-                data = sink.getvalue().to_pybytes()
+                data = memoryview(sink.getvalue())  # Arrow's buffer as it is: no copy of a large partition
                 writes.append(pool.submit(write_new_file, path, data))
                 parts.append(PartitionEntry(index, str(path.relative_to(layout.root)), int(len(idx)),
                                             int(states.weight[idx].astype(np.int64).sum()),
