@@ -13,7 +13,6 @@ cost per node drifts slowly with N).
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,7 +21,7 @@ from permenum.errors import UserError
 from permenum.jobs.refine import RefiningSolver
 from permenum.poolgen.cost import default_probes, estimate_costs
 from permenum.poolgen.generate import climb
-from permenum.poolgen.write import DEFAULT_FACTOR, DEFAULT_TARGET
+from permenum.poolgen.write import DEFAULT_FACTOR, PoolSettings
 from permenum.problems import Problem, StateBatch, get_problem
 from permenum.solver.devices import select_devices
 from permenum.solver.opencl import device_context, device_lanes
@@ -52,7 +51,6 @@ class Estimate:
     depth: int
     estimated_total: float  # estimated nodes of the whole pool
     blocks: list[Block] = field(default_factory=list)
-    setup_seconds: float = 0.0
 
     @property
     def seconds_per_node(self) -> float:
@@ -73,10 +71,12 @@ class Estimate:
 
     @property
     def relative_error(self) -> float | None:
-        """The standard error of the ratio estimate from the blocks' spread (None: fewer than 3 blocks,
-        or the whole pool was counted, when there is nothing to extrapolate)."""
-        if len(self.blocks) < 3 or self.sampled_fraction >= 1 - 1e-9:
-            return None if self.sampled_fraction < 1 - 1e-9 else 0.0
+        """The standard error of the ratio estimate from the blocks' spread: 0 when the sample is the
+        whole pool (nothing is extrapolated), None from fewer than 3 blocks."""
+        if sum(b.states for b in self.blocks) == self.states:
+            return 0.0
+        if len(self.blocks) < 3:
+            return None
         ratios = np.array([b.seconds / max(b.estimated, 1e-300) for b in self.blocks])
         weights = np.array([b.estimated for b in self.blocks])
         mean = float(np.average(ratios, weights=weights))
@@ -97,18 +97,16 @@ def estimate(problem_name: str, n: int, device: str | None, sample_seconds: floa
     if sample_seconds <= 0 or not 0 < max_fraction <= 1:
         raise UserError(f"--sample-seconds must be positive and --max-fraction in (0, 1] "
                         f"(got {sample_seconds:g}, {max_fraction:g})")
-    problem = get_problem(problem_name)
-    problem.check_n(n)
-    symmetry = symmetry or problem.default_symmetry
-    problem.check_symmetry(symmetry)
-    states, costs = coarse_pool(problem, n, symmetry, DEFAULT_TARGET, seed)
+    settings = PoolSettings(problem_name, n, 1, seed=seed, symmetry=symmetry)  # what `pool` would make
+    settings.validate()
+    problem, symmetry = get_problem(problem_name), settings.resolved_symmetry
+    states, costs = coarse_pool(problem, n, symmetry, settings.target, seed)
     ref = select_devices(device)[0]
-    t0 = time.perf_counter()
     dev = device_context(ref)
     solver = RefiningSolver(lambda depth: make_solver(problem.name, dev, n, depth, kernel, symmetry, False),
                             states.depth, problem, n, symmetry, problem.states_per_lane * device_lanes(ref))
     result = Estimate(problem.name, n, symmetry, ref.label, len(states), states.depth,
-                      float(np.sum(costs, dtype=np.float64)), setup_seconds=time.perf_counter() - t0)
+                      float(np.sum(costs, dtype=np.float64)))
     order = np.random.default_rng(seed).permutation(len(states))
     budget = max_fraction * result.estimated_total
     taken, size = 0, max(1, len(states) // 1024)

@@ -192,7 +192,7 @@ def _submit_arrays(layout: RunLayout, backend: Backend, plans: list[ArrayPlan], 
             done = ", ".join(str(s.job_id) for s in submitted)
             raise UserError(f"{exc.summary()}; jobs {done} were submitted and run partitions "
                             f"{compact_ranges([p for q in plans[:len(submitted)] for p in q.partitions])}: "
-                            f"`permenum submit --force {layout.root}` submits the rest") from None
+                            f"`permenum {kind} --force {layout.root}` submits the rest") from None
         script = None  # accepted: the candidate is now the run's script
     partitions = [p for plan in plans for p in plan.partitions]
     if len(plans) == 1:
