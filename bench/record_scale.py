@@ -3,11 +3,15 @@ run's whole-command time against its own kernel time.
 
     python3 bench/record_scale.py --device gpu nqueens:20 nqueens:21 costas:19 [--project nqueens:22]
     python3 bench/record_scale.py --device cpu nqueens:16 nqueens:17 nqueens:18 costas:14 costas:15 costas:16
+    python3 bench/record_scale.py --device gpu --no-estimate --repeat 2 --timeline nqueens:21 costas:19
 
 Per PROBLEM:N: `permenum estimate` (its predicted kernel seconds), then `permenum enumerate` as a user
 runs it (coarse pool, refined in the task): whole seconds, peak memory, the ledger's kernel seconds.
 The table printed last: predicted / measured kernel time (the issue's bar: within +-20%) and whole /
 kernel. --project P:N prints the projected device-hours of the record sizes from P N's calibration.
+--no-estimate times only the `enumerate`s (item 4's end to end), --repeat runs each that many times (the
+first one also fills the driver's kernel cache), --timeline prints each run's task log (its chunks).
+Whole is the process's wall time, interpreter start and imports included.
 """
 
 from __future__ import annotations
@@ -38,8 +42,9 @@ def estimate(problem: str, n: int, device: str, sample: float, fraction: float, 
     return json.loads(proc.stdout)
 
 
-def enumerate_run(problem: str, n: int, device: str, work: Path) -> dict:
+def enumerate_run(problem: str, n: int, device: str, work: Path, timeline: bool = False) -> dict:
     run = work / f"{problem}-{n}"
+    shutil.rmtree(run, ignore_errors=True)
     t0 = time.perf_counter()
     proc = permenum("enumerate", problem, str(n), "--device", device, "--run-dir", str(run))
     whole = time.perf_counter() - t0
@@ -47,8 +52,11 @@ def enumerate_run(problem: str, n: int, device: str, work: Path) -> dict:
         sys.exit(f"enumerate {problem} {n} failed: {proc.stdout[-1500:]} {proc.stderr[-1500:]}")
     ledger = pq.read_table(run / "ledger.parquet").to_pydict()
     matches = "matches the published count" in proc.stdout
+    if timeline:
+        for log in sorted((run / "logs").glob("part-*.log")):
+            print("  " + "\n  ".join(line.split(": ", 1)[-1] for line in log.read_text().splitlines()))
     return {"whole": whole, "kernel": sum(ledger["seconds_kernel"]), "matches": matches,
-            "peak_gib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20}
+            "task": sum(ledger["seconds_total"]), "peak_gib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20}
 
 
 def main() -> None:
@@ -58,7 +66,12 @@ def main() -> None:
     ap.add_argument("--sample-seconds", type=float, default=10.0)
     ap.add_argument("--max-fraction", type=float, default=0.1)
     ap.add_argument("--project", action="append", default=[], help="PROBLEM:N to calibrate the projections at")
+    ap.add_argument("--no-estimate", action="store_true", help="time the enumerates only")
+    ap.add_argument("--repeat", type=int, default=1, help="enumerate runs of each PROBLEM:N")
+    ap.add_argument("--timeline", action="store_true", help="print each run's task log")
     args = ap.parse_args()
+    if args.no_estimate:
+        return end_to_end(args.specs, args.device, args.repeat, args.timeline)
     rows = []
     with tempfile.TemporaryDirectory(prefix="record-scale-") as tmp:
         for spec in args.specs:
@@ -87,6 +100,22 @@ def main() -> None:
         print(f"{problem:8} {n:3d} {est['device_seconds']:10.2f} {run['kernel']:9.2f} "
               f"{est['device_seconds'] / run['kernel']:9.2f} {'' if err is None else f'{err:.0%}':>6} "
               f"{run['whole']:8.2f} {run['whole'] / run['kernel']:10.2f} {str(run['matches']):>5}")
+
+
+def end_to_end(specs: list[str], device: str, repeat: int, timeline: bool) -> None:
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="end-to-end-") as tmp:
+        for spec in specs:
+            problem, n = spec.split(":")[0], int(spec.split(":")[1])
+            for k in range(repeat):
+                run = enumerate_run(problem, n, device, Path(tmp), timeline)
+                rows.append((problem, n, k, run))
+                print(f"{problem} {n} run {k}: whole {run['whole']:.2f} s, tasks {run['task']:.2f} s, kernel "
+                      f"{run['kernel']:.2f} s, exact {run['matches']}", flush=True)
+    print(f"\n{'problem':8} {'N':>3} {'run':>3} {'whole':>8} {'tasks':>8} {'kernel':>8} {'whole/kern':>10} {'exact':>5}")
+    for problem, n, k, run in rows:
+        print(f"{problem:8} {n:3d} {k:3d} {run['whole']:8.2f} {run['task']:8.2f} {run['kernel']:8.2f} "
+              f"{run['whole'] / run['kernel']:10.2f} {str(run['matches']):>5}")
 
 
 if __name__ == "__main__":

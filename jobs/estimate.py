@@ -104,7 +104,7 @@ def estimate(problem_name: str, n: int, device: str | None, sample_seconds: floa
     ref = select_devices(device)[0]
     dev = device_context(ref)
     solver = RefiningSolver(lambda depth: make_solver(problem.name, dev, n, depth, kernel, symmetry, False),
-                            states.depth, problem, n, symmetry, problem.states_per_lane * device_lanes(ref))
+                            problem, n, symmetry, problem.states_per_lane * device_lanes(ref))
     result = Estimate(problem.name, n, symmetry, ref.label, len(states), states.depth,
                       float(np.sum(costs, dtype=np.float64)))
     order = np.random.default_rng(seed).permutation(len(states))

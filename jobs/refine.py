@@ -18,18 +18,19 @@ MAX_DEEPEN x the target), so that their slices still hold enough states per lane
 
 On the host rather than in an OpenCL expansion step, for now: expanding a chunk is numpy over a few
 million states on the node's cores, done on a thread of its own while the device counts the chunk
-before (jobs.task), and it reuses the tested expansion and symmetry weights instead of a second
+before (jobs.task; that thread also uploads the chunk's first launch and builds its kernel), and it reuses the tested expansion and symmetry weights instead of a second
 implementation of them in OpenCL. What refinement still costs on an H100 is in bench/NOTES.md
 (session 9): mostly the refined chunk's transfers and tally, not the climb.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 from permenum.poolgen.generate import climb, descend
 from permenum.problems import Problem, StateBatch
-from permenum.solver.opencl import BatchCounts
+from permenum.solver.opencl import BatchCounts, Staged
 from permenum.solver.registry import Solver
 
 
@@ -72,13 +73,21 @@ def next_slice(done: int, total: int, counted: int, seconds: float, expected_sec
 
 
 class RefiningSolver:
-    """A device's kernels over chunks of any grain: each chunk climbed to ``target`` states (None: as it is)."""
+    """A device's kernels over chunks of any grain: each chunk climbed to ``target`` states (None: as it is).
 
-    def __init__(self, build: Callable[[int], Solver], depth: int, problem: Problem, n: int, symmetry: str,
-                 target: int | None):
-        self._build, self._solvers = build, {depth: build(depth)}  # the pool's depth now: it times the setup
+    A kernel is built for each depth the first time a batch of that depth is staged, on the thread that
+    stages it (the one refining ahead), so neither a build nor an upload waits in the device's thread."""
+
+    def __init__(self, build: Callable[[int], Solver], problem: Problem, n: int, symmetry: str, target: int | None):
+        self._build, self._solvers = build, dict[int, Solver]()
+        self._lock = threading.Lock()  # the refining thread and the device's thread both look kernels up
         self.problem, self.n, self.symmetry, self.target = problem, n, symmetry, target
-        self.variant = self._solvers[depth].variant
+
+    @property
+    def variant(self) -> str:
+        """The kernel build that counted ("" before any was built)."""
+        with self._lock:
+            return next((s.variant for s in self._solvers.values()), "")
 
     def refine(self, chunk: StateBatch, scale: float = 1.0, depth: int | None = None) -> StateBatch:
         """``chunk`` climbed to ``scale`` x the target, or expanded to exactly ``depth`` (an open chunk)."""
@@ -89,8 +98,17 @@ class RefiningSolver:
             return chunk
         return climb(self.problem, self.n, target, REFINE_FACTOR, self.symmetry, start=chunk, predict=True).states
 
-    def count(self, fine: StateBatch) -> BatchCounts:
-        """Count refined states with the kernel built for their depth (built here, in the device's thread)."""
-        if fine.depth not in self._solvers:
-            self._solvers[fine.depth] = self._build(fine.depth)
-        return self._solvers[fine.depth](fine)
+    def stage(self, batch: StateBatch) -> Staged:
+        """``batch``'s inputs on the device, the kernel for its depth built (any thread)."""
+        return self._solver(batch.depth).stage(batch)
+
+    def count(self, work: StateBatch | Staged) -> BatchCounts:
+        """Count a batch, staged ahead or not (in the device's own thread)."""
+        staged = work if isinstance(work, Staged) else self.stage(work)
+        return self._solver(staged.batch.depth).run(staged)
+
+    def _solver(self, depth: int) -> Solver:
+        with self._lock:
+            if depth not in self._solvers:
+                self._solvers[depth] = self._build(depth)
+            return self._solvers[depth]

@@ -36,7 +36,7 @@ from permenum.problems.base import exact_sum
 from permenum.records import (DeviceUse, Manifest, PartitionEntry, ResultRecord, Seconds, attempts_so_far,
                               load_manifest, write_failure, write_result)
 from permenum.solver.devices import DeviceRef, select_devices
-from permenum.solver.opencl import BatchCounts, device_context, device_lanes, first_chunk, min_chunk
+from permenum.solver.opencl import BatchCounts, Staged, device_context, device_lanes, first_chunk, min_chunk
 from permenum.solver.registry import make_solver
 from permenum.task_options import TaskOptions
 
@@ -102,14 +102,25 @@ class _Loaded:
 
 
 @dataclass(frozen=True)
+class _Refined:
+    """A claimed chunk made ready on the claim-ahead thread: its coarse states, refined (``fine``; the
+    chunk itself where it is not refined), where counting resumes in them, and the first launch staged."""
+
+    chunk: StateBatch
+    fine: StateBatch
+    resumed: int
+    first: Staged
+
+
+@dataclass(frozen=True)
 class _Claim:
     """A device's chunk: its span of coarse states, the part of it an earlier attempt counted, the kernel
-    seconds the scheduler expects of it, and its states parsed and refined (on the claim-ahead thread)."""
+    seconds the scheduler expects of it, and its states made ready (on the claim-ahead thread)."""
 
     span: tuple[int, int]
     begun: OpenChunk | None
     expected: float | None
-    refined: Future[tuple[StateBatch, StateBatch]]
+    ready: Future[_Refined]
 
 
 def _check_begun(begun: OpenChunk | None, fine_total: int, start: int, end: int) -> int:
@@ -237,41 +248,39 @@ class _Attempt:
             nxt = self._claim_ahead(k, solver, loaded, ahead)
             while nxt is not None:
                 claim = nxt
-                chunk, fine = claim.refined.result()
+                ready = claim.ready.result()
                 nxt = self._claim_ahead(k, solver, loaded, ahead)
-                self._count_chunk(k, solver, claim, chunk, fine)
+                self._count_chunk(k, solver, claim, ready)
                 if nxt is not None and self.scheduler.stopping(k):
                     break  # the chunk claimed ahead is dropped: not in the checkpoint, counted on resume
 
     def _build_solver(self, k: int) -> RefiningSolver:
+        """The device's context; its kernels are built where their first batch is staged (jobs.refine)."""
         t0 = time.perf_counter()
         m, dev = self.manifest, device_context(self.refs[k])
         solver = RefiningSolver(lambda depth: make_solver(self.problem.name, dev, m.n, depth, self.options.kernel,
                                                           m.symmetry, self.options.count_nodes),
-                                m.locked_depth, self.problem, m.n, m.symmetry, self.targets[k])
+                                self.problem, m.n, m.symmetry, self.targets[k])
         self.solvers[k] = solver
         self.setup_seconds[k] = time.perf_counter() - t0
         return solver
 
-    def _count_chunk(self, k: int, solver: RefiningSolver, claim: "_Claim", chunk: StateBatch,
-                     fine: StateBatch) -> None:
-        """Count one chunk (``fine``: its states refined) and hand its sums to the scheduler; a refined
-        chunk in slices sized by time (jobs.refine), stopping between them when asked."""
+    def _count_chunk(self, k: int, solver: RefiningSolver, claim: "_Claim", ready: _Refined) -> None:
+        """Count one chunk and hand its sums to the scheduler; a refined chunk in slices sized by time
+        (jobs.refine; the first one staged ahead), stopping between them when asked."""
         (start, end), t0 = claim.span, time.perf_counter()
-        if fine is chunk:
-            out = solver.count(fine)
+        fine = ready.fine
+        if fine is ready.chunk:
+            out = solver.count(ready.first)
             self.busy_seconds[k] += time.perf_counter() - t0
             self._finish_chunk(k, claim, self._sums(fine, out), out.kernel_seconds, t0, "")
             return
-        done = resumed = _check_begun(claim.begun, len(fine), start, end)
-        launches, kernel = 0, 0.0
-        measured = claim.begun.sums.kernel_seconds if claim.begun else 0.0  # a resumed chunk's rate so far
+        done = resumed = ready.resumed
+        launches, kernel, staged = 0, 0.0, ready.first
         while True:
-            size = next_slice(done, len(fine), done, measured + kernel, claim.expected, self.options.chunk_seconds)
-            part = fine.take(slice(done, done + size))
-            out = solver.count(part)
-            launches, kernel, done = launches + 1, kernel + out.kernel_seconds, done + size
-            sums = self._sums(part, out)
+            out = solver.count(staged)
+            launches, kernel, done = launches + 1, kernel + out.kernel_seconds, done + len(staged.batch)
+            sums = self._sums(staged.batch, out)
             if done == len(fine):
                 break
             self.scheduler.advance(k, start, end, fine.depth, len(fine), done, sums)
@@ -280,10 +289,18 @@ class _Attempt:
                 self.log.write(f"{self.refs[k].label}: states {start}-{end} (refined to {len(fine)} at depth "
                                f"{fine.depth}) stopped after {done} of them, kernel {kernel:.2f} s")
                 return
+            size = self._slice(claim.begun, claim.expected, len(fine), done, kernel)
+            staged = solver.stage(fine.take(slice(done, done + size)))
         self.busy_seconds[k] += time.perf_counter() - t0
         how = (f" in {launches} launches" if launches > 1 else "") + (f", from {resumed}" if resumed else "")
         self._finish_chunk(k, claim, sums, kernel, t0, f" (refined to {len(fine)} at depth {fine.depth}{how})",
                            (len(fine) - resumed) / len(fine))
+
+    def _slice(self, begun: OpenChunk | None, expected: float | None, total: int, done: int, kernel: float) -> int:
+        """Fine states of a refined chunk's next launch, ``done`` of ``total`` counted (``kernel`` seconds
+        by this attempt): at the rate measured on it so far, in an earlier attempt too (jobs.refine)."""
+        measured = begun.sums.kernel_seconds if begun else 0.0
+        return next_slice(done, total, done, measured + kernel, expected, self.options.chunk_seconds)
 
     def _finish_chunk(self, k: int, claim: "_Claim", sums: Partial, kernel_seconds: float, t0: float,
                       refinement: str, share: float = 1.0) -> None:
@@ -296,20 +313,27 @@ class _Attempt:
                        "into the attempt")
 
     def _claim_ahead(self, k: int, solver: RefiningSolver, loaded: _Loaded, ahead: ThreadPoolExecutor) -> "_Claim | None":
-        """Device ``k``'s next chunk, its states parsed and refined in ``ahead`` (None: no more chunks)."""
+        """Device ``k``'s next chunk, its states parsed, refined and first launch staged in ``ahead``
+        (None: no more chunks)."""
         span = self.scheduler.claim(k)
         if span is None:
             return None
         begun = self.scheduler.open_chunk(span[0])
         expected = self.scheduler.expected_seconds(k, *span)
 
-        def refined() -> tuple[StateBatch, StateBatch]:
+        def ready() -> _Refined:
             chunk = loaded.states.take(*span)  # waits for its row groups to be parsed
             if begun is not None:
-                return chunk, solver.refine(chunk, depth=begun.depth)
-            return chunk, solver.refine(chunk, deepen(expected, self.options.chunk_seconds))
+                fine = solver.refine(chunk, depth=begun.depth)
+            else:
+                fine = solver.refine(chunk, deepen(expected, self.options.chunk_seconds))
+            if fine is chunk:
+                return _Refined(chunk, fine, 0, solver.stage(chunk))
+            resumed = _check_begun(begun, len(fine), *span)
+            size = self._slice(begun, expected, len(fine), resumed, 0.0)
+            return _Refined(chunk, fine, resumed, solver.stage(fine.take(slice(resumed, resumed + size))))
 
-        return _Claim(span, begun, expected, ahead.submit(refined))
+        return _Claim(span, begun, expected, ahead.submit(ready))
 
     def _sums(self, chunk: StateBatch, out: BatchCounts) -> Partial:
         tally = self.problem.tally(chunk, out.counts, out.solutions, self.manifest.symmetry)

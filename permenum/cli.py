@@ -243,7 +243,7 @@ def arrays(run: str, expand: bool, out_file: str | None) -> None:
 @click.argument("n", type=int)
 @click.option("--run-dir", type=click.Path(file_okay=False), default=None, help="Keep the run here (default: a temporary directory).")
 @click.option("--partitions", "-P", type=int, default=None,
-              help="Partitions (default: one per worker on GPUs; else 4, fewer when the pool has fewer states).")
+              help="Partitions (default: one per worker, fewer when the pool has fewer states).")
 @click.option("--workers", "-w", type=click.IntRange(min=1), default=1, show_default=True)
 @task_options
 @pool_options
@@ -253,7 +253,7 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
     """pool + run + collect of PROBLEM N on this machine; prints the total and checks it."""
     import time
 
-    from permenum.poolgen.write import AUTO_PARTITIONS, PoolSettings, write_pool
+    from permenum.poolgen.write import PoolSettings, write_pool
 
     t0 = time.perf_counter()
     options = _task_options(device, kernel, count_nodes, chunk_seconds)
@@ -262,13 +262,12 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
     try:
         from permenum.solver.devices import select_devices
 
-        refs = select_devices(device)
+        select_devices(device)  # an unknown device fails before the pool is built
         # a coarse pool (the pool's default target): each task refines its chunks to its device's grain
-        # (jobs.refine); a GPU runs best on one partition per worker: each partition ends in a launch tail
-        auto = workers if any(r.is_gpu for r in refs) else AUTO_PARTITIONS
-
+        # (jobs.refine); one partition per worker: a partition pays its setup (verify, kernel builds) and
+        # on a GPU ends in a launch tail, and chunks, not partitions, bound what a Ctrl-C loses
         settings = PoolSettings(problem, n, partitions, target_states, seed=seed, symmetry=symmetry, balance=balance,
-                                auto_partitions=auto)
+                                auto_partitions=workers)
         settings.validate()
         if kernel:  # before the pool is built: an unknown kernel would fail every partition after it
             from permenum.solver.registry import check_kernel

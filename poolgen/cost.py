@@ -32,6 +32,10 @@ from permenum.problems.base import Walk
 
 MIN_PROBES, MAX_PROBES = 1, 1024
 WALK_BUDGET = 1 << 21  # walks per pool when the pool is small enough: about a second here
+#: Walks per partition where fewer partitions need fewer: balance needs each partition's *sum* precise,
+#: and 32 k walks make it so; an `enumerate` of 1-4 partitions then walks for 0.02-0.07 s, not a second
+#: (N-Queens 16 on PoCL here: the walks were a third of the whole command).
+WALKS_PER_PARTITION = 1 << 15
 _CHUNK_WALKS = 1 << 18  # walks advanced at once: bounds memory (Costas: n x 8 bytes per walk) for pools of any size
 WALK_THREADS = 16  # chunks walked side by side (N-Queens 21 pool on a 16-core node: 16.7 s instead of ~35 s)
 
@@ -59,12 +63,13 @@ def _pick(mask: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return count, _SELECT16[half, k].astype(np.int64) + 16 * upper
 
 
-def default_probes(states: int) -> int:
+def default_probes(states: int, partitions: int | None = None) -> int:
     """Walks per state: the pool gets about WALK_BUDGET walks in all (a second here), so a small pool gets
     many per state (few states per partition: each estimate weighs) and a pool of millions one per state
     (its partitions average out millions of noisy estimates; 32 per state made a 7 M-state pool take
-    100 s on a GPU node)."""
-    return int(min(MAX_PROBES, max(MIN_PROBES, WALK_BUDGET // max(states, 1))))
+    100 s on a GPU node). A pool of few ``partitions`` gets WALKS_PER_PARTITION a partition, if fewer."""
+    budget = WALK_BUDGET if partitions is None else min(WALK_BUDGET, WALKS_PER_PARTITION * partitions)
+    return int(min(MAX_PROBES, max(MIN_PROBES, budget // max(states, 1))))
 
 
 def estimate_costs(problem: Problem, n: int, batch: StateBatch, symmetry: str, probes: int = MIN_PROBES,

@@ -59,7 +59,6 @@ BYTES_PER_STATE = 200
 BALANCE_MODES = ("cost", "rows")
 #: Threads writing and fsyncing partition files (fsyncs of separate files overlap on most filesystems).
 WRITE_THREADS = 8
-AUTO_PARTITIONS = 4
 
 
 @dataclass(frozen=True)
@@ -73,8 +72,8 @@ class PoolSettings:
     seed: int = 0
     symmetry: str | None = None
     balance: str = "cost"
-    cost_probes: int | None = None  # walks per state; None: default_probes(pool size)
-    auto_partitions: int = AUTO_PARTITIONS  # what partitions=None means, before the pool-size cap
+    cost_probes: int | None = None  # walks per state; None: default_probes(pool size, partitions)
+    auto_partitions: int = 1  # what partitions=None means, before the pool-size cap
 
     def validate(self) -> None:
         problem = get_problem(self.problem)
@@ -177,7 +176,7 @@ def _write_pool(layout: RunLayout, settings: PoolSettings) -> tuple[Manifest, bo
             f"{partitions} partitions but the pool has only {rows} states at depth {ladder.depth}; "
             f"use --partitions {max(rows, 1)} or fewer, or a larger --target-states"
         )
-    probes = settings.cost_probes or default_probes(rows)
+    probes = settings.cost_probes or default_probes(rows, partitions)
     costs = estimate_costs(problem, settings.n, states, symmetry, probes, settings.seed).astype(np.float32)
     if partitions == 1:  # shuffled, dealt and put back in tree order: the pool as it is (seconds per 10 M rows)
         groups = [np.arange(rows)]

@@ -11,7 +11,7 @@ import pyopencl as cl
 
 from permenum.errors import UserError
 from permenum.problems import StateBatch
-from permenum.solver.opencl import BatchCounts, DeviceContext, download, timed_launch, upload, zeros
+from permenum.solver.opencl import BatchCounts, DeviceContext, Staged, download, timed_launch, upload, zeros
 
 
 #: variant -> whether its per-column arrays live in __local memory ([column][lane]); retired: bench/NOTES.md
@@ -54,12 +54,21 @@ class CostasKernel:
         self.kernel = cl.Kernel(dev.program("costas.cl", tuple(options)), "costas_dfs")
         self.reruns = 0  # how often a batch overflowed the output buffer (tests check this path)
 
+    def stage(self, batch: StateBatch) -> Staged:
+        """The prefixes uploaded (any thread)."""
+        return Staged(batch, [upload(self.dev, batch.prefix.astype(np.uint8))] if len(batch) else [])
+
     def __call__(self, batch: StateBatch) -> BatchCounts:
+        return self.run(self.stage(batch))
+
+    def run(self, staged: Staged) -> BatchCounts:
+        """Count a staged batch (in the device's own thread: it sets the kernel's arguments)."""
+        batch = staged.batch
         n, nstates, dev = self.n, len(batch), self.dev
         if nstates == 0:
             return BatchCounts(np.zeros(0, np.uint64), np.zeros(0, np.uint64) if self.count_nodes else None, 0.0,
                                np.zeros((0, n), np.uint8))
-        prefixes = upload(dev, batch.prefix.astype(np.uint8))
+        (prefixes,) = staged.buffers
         capacity, seconds = self.capacity, 0.0
         while True:
             counts = zeros(dev, nstates, np.uint64)

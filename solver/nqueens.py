@@ -16,7 +16,7 @@ import pyopencl as cl
 from permenum.errors import UserError
 from permenum.problems import StateBatch
 from permenum.problems.nqueens import edge_weight_masks, levels_left
-from permenum.solver.opencl import BatchCounts, DeviceContext, download, event_seconds, timed_launch, upload, zeros
+from permenum.solver.opencl import BatchCounts, DeviceContext, Staged, download, event_seconds, timed_launch, upload, zeros
 
 
 @dataclass(frozen=True)
@@ -104,11 +104,11 @@ class NQueensKernel:
         # the edges mode's leaf weights where a border queen ties (one table per board size)
         self.extra = [upload(dev, edge_weight_masks(n).reshape(-1))] if symmetry == "edges" else []
 
-    def _prepared(self, batch: StateBatch) -> tuple[list[cl.Buffer], cl.Event]:
-        """cols, ld, rd, span and the border word of every state (nqueens.cl says what they mean),
-        computed on the device from the pool's masks: the host only uploads columns it holds (no
-        per-state work here, so the threads that feed several GPUs do not queue on the interpreter)."""
+    def stage(self, batch: StateBatch) -> Staged:
+        """The pool's masks and the border columns uploaded, and the counts zeroed (any thread)."""
         dev, nstates, m = self.dev, len(batch), batch.masks
+        if nstates == 0:
+            return Staged(batch, [])
         if self.symmetry == "dihedral":  # left row, right row, bottom column
             border = [np.ascontiguousarray(batch.prefix[:, k]) for k in (2, 3, 1)]
         elif self.symmetry == "edges":  # the prefix matrix; the device finds t and the side rows
@@ -118,23 +118,34 @@ class NQueensKernel:
         ins = [upload(dev, m["cols"].astype(np.uint32, copy=False)), upload(dev, m["d1"].astype(np.uint64, copy=False)),
                upload(dev, m["d2"].astype(np.uint64, copy=False)), upload(dev, m["rows"].astype(np.uint32, copy=False)),
                *(upload(dev, column) for column in border)]
+        return Staged(batch, ins + [zeros(dev, nstates, np.uint64), zeros(dev, nstates if self.count_nodes else 1, np.uint64)])
+
+    def _prepared(self, staged: Staged) -> tuple[list[cl.Buffer], cl.Event]:
+        """cols, ld, rd, span and the border word of every state (nqueens.cl says what they mean),
+        computed on the device from the pool's masks: the host only uploads columns it holds (no
+        per-state work here, so the threads that feed several GPUs do not queue on the interpreter)."""
+        dev, batch, ins = self.dev, staged.batch, staged.buffers[:7]
+        nstates = len(batch)
         outs = [cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, 4 * nstates) for _ in range(5)]
         event = self.prepare(dev.queue, (nstates,), None, np.uint32(self.n), np.uint32(LAYOUTS[self.symmetry]),
                              np.uint32(nstates), np.uint32(batch.prefix.shape[1]), *ins, *outs)
         return outs, event
 
     def __call__(self, batch: StateBatch) -> BatchCounts:
-        nstates = len(batch)
+        return self.run(self.stage(batch))
+
+    def run(self, staged: Staged) -> BatchCounts:
+        """Count a staged batch (in the device's own thread: it sets the kernels' arguments)."""
+        nstates = len(staged.batch)
         if nstates == 0:
             return BatchCounts(np.zeros(0, np.uint64), np.zeros(0, np.uint64) if self.count_nodes else None, 0.0)
         dev = self.dev
-        prepared, prep = self._prepared(batch)
+        prepared, prep = self._prepared(staged)
         if self.spec.private:  # cols, ld, rd and the depth
             ins, head = prepared[:3], [np.uint32(self.n), np.uint32(self.depth), np.uint32(nstates)]
         else:  # and fl's buffer for three arguments that skip keeps but never reads (nqueens.cl says why)
             ins, head = prepared + [prepared[4]] * 3, [np.uint32(self.n), np.uint32(nstates)]
-        counts = zeros(dev, nstates, np.uint64)
-        nodes = zeros(dev, nstates if self.count_nodes else 1, np.uint64)
+        counts, nodes = staged.buffers[7:]
         seconds = timed_launch(dev, self.kernel, nstates, self.local, *head, *ins, counts, nodes, zeros(dev, 1, np.uint32),
                                *self.extra)
         seconds += event_seconds(prep)

@@ -14,6 +14,7 @@ from importlib import resources
 import numpy as np
 import pyopencl as cl
 
+from permenum.problems import StateBatch
 from permenum.solver.devices import DeviceRef
 
 _lock = threading.Lock()  # guards the two dicts below, held only to look up
@@ -107,6 +108,15 @@ class BatchCounts:
     nodes: np.ndarray | None
     kernel_seconds: float
     solutions: np.ndarray | None = None
+
+
+@dataclass
+class Staged:
+    """A batch with its inputs already on the device: uploaded by the thread that refines ahead, while
+    the device counts the chunk before (on an H100, N-Queens 21: 0.2 s of each 8 M-state launch)."""
+
+    batch: StateBatch
+    buffers: list[cl.Buffer]
 
 
 def upload(dev: DeviceContext, array: np.ndarray) -> cl.Buffer:

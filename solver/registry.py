@@ -13,13 +13,17 @@ from permenum.errors import UserError
 from permenum.problems import StateBatch
 from permenum.solver.costas import CostasKernel
 from permenum.solver.nqueens import NQueensKernel
-from permenum.solver.opencl import BatchCounts, DeviceContext
+from permenum.solver.opencl import BatchCounts, DeviceContext, Staged
 
 
 class Solver(Protocol):
     variant: str  # the kernel build it runs (recorded in every result)
 
-    def __call__(self, batch: StateBatch) -> BatchCounts: ...
+    def __call__(self, batch: StateBatch) -> BatchCounts: ...  # stage, then run
+
+    def stage(self, batch: StateBatch) -> Staged: ...  # its inputs uploaded: any thread
+
+    def run(self, staged: Staged) -> BatchCounts: ...  # counted: the device's own thread
 
 
 class SolverClass(Protocol):

