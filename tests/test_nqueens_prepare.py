@@ -41,7 +41,7 @@ def test_prepared_inputs_match_the_reference(n: int, symmetry: str, kernel: str)
     states = climb(problem, n, 1500, 4.0, symmetry).states
     dev = device_context(select_devices(None)[0])
     solver = NQueensKernel(dev, n, states.depth, symmetry, kernel)
-    buffers, _ = solver._prepared(states)
+    buffers, _ = solver._prepared(solver.stage(states))
     got = np.stack([download(dev, b, len(states), np.uint32) for b in buffers], axis=1)
     m, dihedral = states.masks, symmetry == "dihedral"
     layout = "table" if dihedral else "shifted"
@@ -63,7 +63,7 @@ def test_prepared_edges_word_matches_the_prefix(n: int) -> None:
     states = climb(problem, n, 1500, 4.0, "edges").states
     dev = device_context(select_devices(None)[0])
     solver = NQueensKernel(dev, n, states.depth, "edges", "skip")
-    buffers, _ = solver._prepared(states)
+    buffers, _ = solver._prepared(solver.stage(states))
     got = np.stack([download(dev, b, len(states), np.uint32) for b in buffers], axis=1)
     p = states.prefix.tolist()
     t = np.array([row[0] for row in p], np.uint32)
