@@ -25,7 +25,7 @@ from permenum.poolgen.write import DEFAULT_FACTOR, PoolSettings
 from permenum.problems import Problem, StateBatch, get_problem
 from permenum.solver.devices import select_devices
 from permenum.solver.opencl import device_context, device_lanes
-from permenum.solver.registry import make_solver
+from permenum.solver.registry import make_solver, variant_for
 
 #: The small pools whose estimates project other sizes: states, and walks per state (their sums, not
 #: their spread, count; 2^18 walks a size keep Costas 21-30 to about 15 s here).
@@ -104,7 +104,8 @@ def estimate(problem_name: str, n: int, device: str | None, sample_seconds: floa
     ref = select_devices(device)[0]
     dev = device_context(ref)
     solver = RefiningSolver(lambda depth: make_solver(problem.name, dev, n, depth, kernel, symmetry, False),
-                            problem, n, symmetry, problem.states_per_lane * device_lanes(ref))
+                            variant_for(problem.name, dev, kernel), problem, n, symmetry,
+                            problem.states_per_lane * device_lanes(ref))
     result = Estimate(problem.name, n, symmetry, ref.label, len(states), states.depth,
                       float(np.sum(costs, dtype=np.float64)))
     order = np.random.default_rng(seed).permutation(len(states))

@@ -78,16 +78,12 @@ class RefiningSolver:
     A kernel is built for each depth the first time a batch of that depth is staged, on the thread that
     stages it (the one refining ahead), so neither a build nor an upload waits in the device's thread."""
 
-    def __init__(self, build: Callable[[int], Solver], problem: Problem, n: int, symmetry: str, target: int | None):
+    def __init__(self, build: Callable[[int], Solver], variant: str, problem: Problem, n: int, symmetry: str,
+                 target: int | None):
         self._build, self._solvers = build, dict[int, Solver]()
         self._lock = threading.Lock()  # the refining thread and the device's thread both look kernels up
+        self.variant = variant  # the kernel build every depth's solver runs (recorded in the result)
         self.problem, self.n, self.symmetry, self.target = problem, n, symmetry, target
-
-    @property
-    def variant(self) -> str:
-        """The kernel build that counted ("" before any was built)."""
-        with self._lock:
-            return next((s.variant for s in self._solvers.values()), "")
 
     def refine(self, chunk: StateBatch, scale: float = 1.0, depth: int | None = None) -> StateBatch:
         """``chunk`` climbed to ``scale`` x the target, or expanded to exactly ``depth`` (an open chunk)."""

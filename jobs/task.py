@@ -37,7 +37,7 @@ from permenum.records import (DeviceUse, Manifest, PartitionEntry, ResultRecord,
                               load_manifest, write_failure, write_result)
 from permenum.solver.devices import DeviceRef, select_devices
 from permenum.solver.opencl import BatchCounts, Staged, device_context, device_lanes, first_chunk, min_chunk
-from permenum.solver.registry import make_solver
+from permenum.solver.registry import make_solver, variant_for
 from permenum.task_options import TaskOptions
 
 #: `permenum task` exits with this (EX_TEMPFAIL) when it stopped early after checkpointing.
@@ -260,7 +260,8 @@ class _Attempt:
         m, dev = self.manifest, device_context(self.refs[k])
         solver = RefiningSolver(lambda depth: make_solver(self.problem.name, dev, m.n, depth, self.options.kernel,
                                                           m.symmetry, self.options.count_nodes),
-                                self.problem, m.n, m.symmetry, self.targets[k])
+                                variant_for(self.problem.name, dev, self.options.kernel), self.problem, m.n,
+                                m.symmetry, self.targets[k])
         self.solvers[k] = solver
         self.setup_seconds[k] = time.perf_counter() - t0
         return solver

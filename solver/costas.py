@@ -28,6 +28,7 @@ class CostasKernel:
     """The Costas kernel built for one order and symmetry mode; called on a batch of prefixes (any depth)."""
 
     variants: tuple[str, ...] = VARIANTS
+    default_variant = staticmethod(default_variant)
 
     @classmethod
     def build(cls, dev: DeviceContext, n: int, depth: int, symmetry: str, variant: str | None,

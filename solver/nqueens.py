@@ -67,6 +67,7 @@ class NQueensKernel:
     """One N-Queens kernel built for a board size, depth and symmetry mode; called on a batch of states."""
 
     variants: tuple[str, ...] = tuple(VARIANTS)
+    default_variant = staticmethod(default_variant)
 
     @classmethod
     def build(cls, dev: DeviceContext, n: int, depth: int, symmetry: str, variant: str | None,

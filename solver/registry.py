@@ -29,6 +29,9 @@ class Solver(Protocol):
 class SolverClass(Protocol):
     variants: tuple[str, ...]
 
+    @staticmethod
+    def default_variant(dev: DeviceContext) -> str: ...
+
     def check(self, variant: str, symmetry: str) -> None: ...
 
     def build(self, dev: DeviceContext, n: int, depth: int, symmetry: str, variant: str | None,
@@ -55,3 +58,8 @@ def make_solver(problem: str, dev: DeviceContext, n: int, depth: int, variant: s
     if problem not in SOLVERS:
         raise UserError(f"no kernel for problem {problem!r}")
     return SOLVERS[problem].build(dev, n, depth, symmetry, variant, count_nodes)
+
+
+def variant_for(problem: str, dev: DeviceContext, variant: str | None) -> str:
+    """The kernel build ``make_solver`` gives on this device (``variant`` None: the device's default)."""
+    return variant or SOLVERS[problem].default_variant(dev)
