@@ -151,7 +151,7 @@ class _Attempt:
         self.scheduler = Scheduler([self._device_state(r, t) for r, t in zip(self.refs, self.targets)],
                                    StopRule(stop, options.max_seconds, self.t_start))
         self.solvers: list[RefiningSolver | None] = [None] * len(self.refs)  # each built by its device's own thread
-        self.setup_seconds = [0.0] * len(self.refs)  # context and kernel build
+        self.setup_seconds = [0.0] * len(self.refs)  # the context (kernels are built on the refining thread)
         self.busy_seconds = [0.0] * len(self.refs)  # inside the solver: host preparation, transfers, kernels
         self.log = TaskLog(layout.task_log(partition), partition)
         self.loaded: _Loaded | None = None  # set before the scheduler opens
