@@ -105,7 +105,7 @@ def estimate(problem_name: str, n: int, device: str | None, sample_seconds: floa
     dev = device_context(ref)
     solver = RefiningSolver(lambda depth: make_solver(problem.name, dev, n, depth, kernel, symmetry, False),
                             variant_for(problem.name, dev, kernel), problem, n, symmetry,
-                            problem.states_per_lane * device_lanes(ref))
+                            problem.states_per_lane * device_lanes(ref), dev.launching)
     result = Estimate(problem.name, n, symmetry, ref.label, len(states), states.depth,
                       float(np.sum(costs, dtype=np.float64)))
     order = np.random.default_rng(seed).permutation(len(states))

@@ -79,8 +79,9 @@ class RefiningSolver:
     stages it (the one refining ahead), so neither a build nor an upload waits in the device's thread."""
 
     def __init__(self, build: Callable[[int], Solver], variant: str, problem: Problem, n: int, symmetry: str,
-                 target: int | None):
+                 target: int | None, launching: threading.Lock):
         self._build, self._solvers = build, dict[int, Solver]()
+        self._launching = launching  # the device's (solver.opencl.DeviceContext.launching)
         self._lock = threading.Lock()  # the refining thread and the device's thread both look kernels up
         self.variant = variant  # the kernel build every depth's solver runs (recorded in the result)
         self.problem, self.n, self.symmetry, self.target = problem, n, symmetry, target
@@ -101,7 +102,9 @@ class RefiningSolver:
     def count(self, work: StateBatch | Staged) -> BatchCounts:
         """Count a batch, staged ahead or not (in the device's own thread)."""
         staged = work if isinstance(work, Staged) else self.stage(work)
-        return self._solver(staged.batch.depth).run(staged)
+        solver = self._solver(staged.batch.depth)
+        with self._launching:
+            return solver.run(staged)
 
     def _solver(self, depth: int) -> Solver:
         with self._lock:

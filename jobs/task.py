@@ -24,7 +24,7 @@ from permenum.jobs.chunking import ChunkSizer, WorkIndex
 from permenum.jobs.environment import TaskEnvironment
 from permenum.jobs.partial import ChunkLedger, OpenChunk, Partial
 from permenum.jobs.refine import RefiningSolver, deepen, next_slice
-from permenum.jobs.schedule import DeviceState, Scheduler, StopRule
+from permenum.jobs.schedule import DeviceState, RateBook, Scheduler, StopRule
 from permenum.jobs.solutions import write_solutions
 from permenum.jobs.stream import StreamedPartition
 from permenum.jobs.tasklog import TaskLog
@@ -59,19 +59,22 @@ class TaskInterrupted(Exception):
 
 
 def run_task(layout: RunLayout, partition: int, options: TaskOptions | None = None,
-             stop: threading.Event | None = None, on_chunk: Callable[[int], None] | None = None) -> TaskResult:
+             stop: threading.Event | None = None, on_chunk: Callable[[int], None] | None = None,
+             rates: RateBook | None = None, on_drained: Callable[[], None] = lambda: None) -> TaskResult:
     """Run one partition and write its result record.
 
     ``stop`` is checked after every chunk: when set, or once this attempt has run
     ``options.max_seconds``, the task checkpoints and raises TaskInterrupted. ``on_chunk`` hears the
-    number of states of every chunk counted (the local executor's progress). A failure is recorded
+    number of states of every chunk counted (the local executor's progress); ``rates`` carries the
+    devices' rates from task to task, ``on_drained`` hears that every device holds its last chunk (the
+    local executor's next task may start preparing). A failure is recorded
     in ``logs/part-NNNNN.error.json`` before it propagates, so `status` can tell a failed partition
     from one that never ran.
     """
     options = options or TaskOptions()
     options.validate()
     try:
-        return _Attempt(layout, partition, options, stop or threading.Event(), on_chunk).run()
+        return _Attempt(layout, partition, options, stop or threading.Event(), on_chunk, rates, on_drained).run()
     except TaskInterrupted:
         raise
     except Exception as exc:
@@ -139,7 +142,8 @@ class _Attempt:
     builds its kernel; then the threads count the chunks the scheduler hands them."""
 
     def __init__(self, layout: RunLayout, partition: int, options: TaskOptions, stop: threading.Event,
-                 on_chunk: Callable[[int], None] | None = None):
+                 on_chunk: Callable[[int], None] | None = None, rates: RateBook | None = None,
+                 on_drained: Callable[[], None] = lambda: None):
         self.t_start = time.perf_counter()
         self.on_chunk = on_chunk
         self.layout, self.partition, self.options = layout, partition, options
@@ -149,7 +153,8 @@ class _Attempt:
         self.refs: list[DeviceRef] = select_devices(options.device)
         self.targets = [self._refine_target(r) for r in self.refs]
         self.scheduler = Scheduler([self._device_state(r, t) for r, t in zip(self.refs, self.targets)],
-                                   StopRule(stop, options.max_seconds, self.t_start))
+                                   StopRule(stop, options.max_seconds, self.t_start), rates=rates,
+                                   on_drained=on_drained)
         self.solvers: list[RefiningSolver | None] = [None] * len(self.refs)  # each built by its device's own thread
         self.setup_seconds = [0.0] * len(self.refs)  # the context (kernels are built on the refining thread)
         self.busy_seconds = [0.0] * len(self.refs)  # inside the solver: host preparation, transfers, kernels
@@ -261,7 +266,7 @@ class _Attempt:
         solver = RefiningSolver(lambda depth: make_solver(self.problem.name, dev, m.n, depth, self.options.kernel,
                                                           m.symmetry, self.options.count_nodes),
                                 variant_for(self.problem.name, dev, self.options.kernel), self.problem, m.n,
-                                m.symmetry, self.targets[k])
+                                m.symmetry, self.targets[k], dev.launching)
         self.solvers[k] = solver
         self.setup_seconds[k] = time.perf_counter() - t0
         return solver

@@ -18,7 +18,7 @@ class TaskLog:
         path.parent.mkdir(parents=True, exist_ok=True)
 
     def write(self, message: str) -> None:
-        line = f"{dt.datetime.now(dt.timezone.utc).isoformat(timespec='seconds')} partition {self.partition} pid {os.getpid()}: {message}\n"
+        line = f"{dt.datetime.now(dt.timezone.utc).isoformat(timespec='milliseconds')} partition {self.partition} pid {os.getpid()}: {message}\n"
         with open(self.path, "a") as fh:
             fh.write(line)
         if self.echo:

@@ -260,9 +260,13 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
     tmp = None if run_dir else tempfile.mkdtemp(prefix=f"permenum-{problem}-{n}-")
     run = run_dir or str(Path(tmp) / "run")  # type: ignore[arg-type]
     try:
-        from permenum.solver.devices import select_devices
+        from concurrent.futures import ThreadPoolExecutor
 
-        select_devices(device)  # an unknown device fails before the pool is built
+        from permenum.solver.opencl import open_devices
+
+        setup = ThreadPoolExecutor(1, thread_name_prefix="devices")
+        devices = setup.submit(open_devices, device)  # while the pool is built; an unknown device fails before the run
+        setup.shutdown(wait=False)
         # a coarse pool (the pool's default target): each task refines its chunks to its device's grain
         # (jobs.refine); one partition per worker: a partition pays its setup (verify, kernel builds) and
         # on a GPU ends in a launch tail, and chunks, not partitions, bound what a Ctrl-C loses
@@ -274,6 +278,7 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
 
             check_kernel(problem, kernel, settings.resolved_symmetry)
         write_pool(_layout(run), settings)
+        devices.result()
         rc = _run_local(run, workers, options)
         if rc == 0:
             rc = _print_collect(run, show_ledger=tmp is None)  # a temporary run is deleted below
@@ -321,4 +326,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()  # `python -m permenum.cli`; the installed command enters through permenum.launch
+    main()  # `python -m permenum.cli`; the installed command (and `python -m permenum`) enters through permenum.launch

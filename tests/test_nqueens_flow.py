@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -67,3 +68,20 @@ def test_ledger_sums_in_pandas_and_duckdb(tmp_path: Path) -> None:
     assert df.solutions_raw.sum() == sum(r.raw for r in c.records) and df.nodes.sum() > 0
     row = duckdb.sql(f"SELECT sum(solutions), sum(solutions_raw) FROM '{layout.ledger}'").fetchall()[0]
     assert row == (c.total, sum(r.raw for r in c.records))
+
+
+def test_next_partition_starts_while_the_last_chunks_of_one_count(tmp_path: Path) -> None:
+    """One worker, several partitions: each task starts once its predecessor's device holds its last chunk
+    (its log's first line comes before the predecessor's last), so the device does not idle in between;
+    the total stays exact."""
+    layout = RunLayout(tmp_path / "run")
+    write_pool(layout, PoolSettings("nqueens", 16, 4))
+    summary = run_local(layout, workers=1, show_progress=False)
+    assert sorted(summary.ran) == [0, 1, 2, 3] and not summary.failed
+    assert collect(layout).total == published("nqueens_total", 16)
+
+    def stamp(partition: int, line: int) -> dt.datetime:
+        return dt.datetime.fromisoformat(layout.task_log(partition).read_text().splitlines()[line].split(" ")[0])
+
+    for i in range(1, 4):
+        assert stamp(i, 0) < stamp(i - 1, -1), i

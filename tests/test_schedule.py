@@ -6,10 +6,11 @@ import heapq
 import threading
 
 import numpy as np
+import pytest
 
 from permenum.jobs.chunking import ChunkSizer, WorkIndex
 from permenum.jobs.partial import ChunkLedger, Partial
-from permenum.jobs.schedule import DeviceState, Scheduler, StopRule
+from permenum.jobs.schedule import DeviceState, RateBook, Scheduler, StopRule
 
 
 class Clock:
@@ -165,3 +166,29 @@ def test_an_open_chunk_is_kept_and_claimed_whole_on_resume() -> None:
     assert not resumed.complete  # the open chunk is not done
     resumed.finish(4, 7, Partial(3, 3, None, None, 1.0, None, 1))  # its last slice
     assert resumed.complete and resumed.prefix.weighted == 11 + 5 + 7 + 3 + 2
+
+
+def test_a_partition_starts_at_the_rate_its_predecessors_measured() -> None:
+    """RateBook: the second partition's first chunk holds half the bound's work at the first's rate, not
+    the first-chunk size a task without a known rate starts with."""
+    book, drained = RateBook(), []
+    clock = Clock()
+
+    def partition() -> Scheduler:
+        devices = [DeviceState("gpu0", True, ChunkSizer(2.0, 64, 1), 64)]
+        scheduler = Scheduler(devices, StopRule(threading.Event()), clock, rates=book,
+                              on_drained=lambda: drained.append(clock.now))
+        scheduler.open(ChunkLedger(100000, 0, Partial(classes=None, nodes=None, solutions=None), {}),
+                       WorkIndex(None, 100000))
+        return scheduler
+
+    first = partition()
+    assert first.claim(0) == (0, 64)
+    first.finish(0, 0, 64, Partial(64, 64, None, None, 0.064, None, 1), 0.064)  # 1000 states a second
+    assert not drained
+    while (chunk := first.claim(0)) is not None:
+        first.finish(0, *chunk, Partial(classes=None, nodes=None, solutions=None), (chunk[1] - chunk[0]) / 1000)
+    first.leave(0)  # the device thread leaves again when it ends: the run hears of it once
+    assert len(drained) == 1 and book.get("gpu0") == pytest.approx(1000, rel=0.01)
+    second = partition()
+    assert second.claim(0) == (0, pytest.approx(1000, rel=0.01))  # half of the 2 s bound at 1000 a second
