@@ -12,6 +12,7 @@ if ! python3 -c "import pyopencl" 2>/dev/null; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" .whl/*.whl
 fi
 python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-cache-dir --upgrade --target "$site" . >/dev/null
+python3 -m compileall -q "$site" >/dev/null 2>&1 || true  # as an installed package is: whole-command timings include imports
 export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
 if [ ! -e /etc/OpenCL/vendors/nvidia.icd ]; then
     lib=$(ldconfig -p | awk '/libnvidia-opencl.so.1/ {print $NF; exit}')
