@@ -1,4 +1,4 @@
-"""Refinement inside the task: a coarse pool's chunk is expanded on the host to the grain its device
+"""Refinement inside the task: a coarse pool's chunk is expanded to the grain its device
 needs, then counted by the kernel built for the depth it reached.
 
 Why: a GPU launch needs millions of states (16-32 per lane) to keep its warps busy, but a pool at that
@@ -16,11 +16,19 @@ states are counted), and a resumed task refines it to that depth again and count
 fine state is counted twice or skipped. Chunks expected to be heavy are refined deeper (up to
 MAX_DEEPEN x the target), so that their slices still hold enough states per lane.
 
-On the host rather than in an OpenCL expansion step, for now: expanding a chunk is numpy over a few
-million states on the node's cores, done on a thread of its own while the device counts the chunk
-before (jobs.task; that thread also uploads the chunk's first launch and builds its kernel), and it reuses the tested expansion and symmetry weights instead of a second
-implementation of them in OpenCL. What refinement still costs on an H100 is in bench/NOTES.md
-(session 9): mostly the refined chunk's transfers and tally, not the climb.
+The last level on the device, the levels above it on the host (chosen by measurement): expanding a
+chunk is numpy over its states on the node's cores, done on a thread of its own while the device
+counts the chunk before (jobs.task; that thread also uploads the chunk's first launch and builds its
+kernel), reusing the tested expansion and symmetry rules. But the last level holds most of the fine
+states, and on an H100 making it on the host was the bound: 64 N-Queens 22 partitions of 1.65 s of
+kernel each, every one refined from 586 states to 4.5 M, kept 0.85 of one partition's kernel rate, a
+task's first launch ready 2.4 s after it started. So where the problem allows it (Problem.choices:
+N-Queens, every state with two rows or more open) the host stops one level short and hands the device
+each parent with its bitmask of next values (problems.base.ChildBatch); nqueens_prepare_children
+places them in the host's order, dead children kept (they count 0), so the host's work and uploads
+shrink by the level's growth (about 8x): that run then kept 0.93, and N-Queens 21's first launch began
+0.56 s into its task instead of 0.85 s. Costas keeps the host's expansion (a launch there is 4 states
+per lane, the climb is short).
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from collections.abc import Callable
 
 from permenum.poolgen.generate import climb, descend
 from permenum.problems import Problem, StateBatch
+from permenum.problems.base import ChildBatch
 from permenum.solver.opencl import BatchCounts, Staged
 from permenum.solver.registry import Solver
 
@@ -86,20 +95,43 @@ class RefiningSolver:
         self.variant = variant  # the kernel build every depth's solver runs (recorded in the result)
         self.problem, self.n, self.symmetry, self.target = problem, n, symmetry, target
 
-    def refine(self, chunk: StateBatch, scale: float = 1.0, depth: int | None = None) -> StateBatch:
-        """``chunk`` climbed to ``scale`` x the target, or expanded to exactly ``depth`` (an open chunk)."""
+    def refine(self, chunk: StateBatch, scale: float = 1.0, depth: int | None = None) -> StateBatch | ChildBatch:
+        """``chunk`` climbed to ``scale`` x the target, or expanded to exactly ``depth`` (an open chunk);
+        the last level made on the device (ChildBatch) where the problem allows it."""
         if depth is not None:
-            return descend(self.problem, self.n, chunk, self.symmetry, depth)
+            parents = descend(self.problem, self.n, chunk, self.symmetry, depth - 1)
+            choices = self.problem.choices(self.n, parents, self.symmetry) if parents.depth == depth - 1 else None
+            if choices is None:
+                return descend(self.problem, self.n, parents, self.symmetry, depth)
+            return ChildBatch(parents, choices)
         target = None if self.target is None else int(self.target * scale)
         if target is None or len(chunk) >= target:
             return chunk
-        return climb(self.problem, self.n, target, REFINE_FACTOR, self.symmetry, start=chunk, predict=True).states
+        return self._climb(chunk, target)
 
-    def stage(self, batch: StateBatch) -> Staged:
+    def _climb(self, chunk: StateBatch, target: int) -> StateBatch | ChildBatch:
+        """Rungs on the host until the children of the last one reach ``target`` (or the next rung's
+        would pass REFINE_FACTOR x it, at the growth seen last, or the next rung has fewer states: the
+        ladder's rules): the children, the rung that holds most states, are then made on the device.
+        Where the problem has no ChildBatch, the ladder on the host."""
+        batch = chunk
+        while True:
+            choices = self.problem.choices(self.n, batch, self.symmetry)
+            if choices is None:
+                return climb(self.problem, self.n, target, REFINE_FACTOR, self.symmetry, start=batch, predict=True).states
+            children = ChildBatch(batch, choices)
+            if len(children) >= target or len(children) ** 2 / len(batch) > REFINE_FACTOR * target:
+                return children
+            deeper = descend(self.problem, self.n, batch, self.symmetry, batch.depth + 1)
+            if len(deeper) < len(batch):
+                return children
+            batch = deeper
+
+    def stage(self, batch: StateBatch | ChildBatch) -> Staged:
         """``batch``'s inputs on the device, the kernel for its depth built (any thread)."""
         return self._solver(batch.depth).stage(batch)
 
-    def count(self, work: StateBatch | Staged) -> BatchCounts:
+    def count(self, work: StateBatch | ChildBatch | Staged) -> BatchCounts:
         """Count a batch, staged ahead or not (in the device's own thread)."""
         staged = work if isinstance(work, Staged) else self.stage(work)
         solver = self._solver(staged.batch.depth)

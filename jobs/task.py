@@ -32,7 +32,7 @@ from permenum.errors import UserError
 from permenum.layout import RunLayout
 from permenum.poolgen.write import read_partition
 from permenum.problems import Problem, StateBatch, get_problem
-from permenum.problems.base import exact_sum
+from permenum.problems.base import ChildBatch, exact_sum
 from permenum.records import (DeviceUse, Manifest, PartitionEntry, ResultRecord, Seconds, attempts_so_far,
                               load_manifest, write_failure, write_result)
 from permenum.solver.devices import DeviceRef, select_devices
@@ -110,7 +110,7 @@ class _Refined:
     chunk itself where it is not refined), where counting resumes in them, and the first launch staged."""
 
     chunk: StateBatch
-    fine: StateBatch
+    fine: StateBatch | ChildBatch
     resumed: int
     first: Staged
 
@@ -341,7 +341,7 @@ class _Attempt:
 
         return _Claim(span, begun, expected, ahead.submit(ready))
 
-    def _sums(self, chunk: StateBatch, out: BatchCounts) -> Partial:
+    def _sums(self, chunk: StateBatch | ChildBatch, out: BatchCounts) -> Partial:
         tally = self.problem.tally(chunk, out.counts, out.solutions, self.manifest.symmetry)
         nodes = exact_sum(out.nodes) if out.nodes is not None else None
         found = out.solutions.tolist() if out.solutions is not None else None

@@ -15,6 +15,7 @@ import pyopencl as cl
 
 from permenum.errors import UserError
 from permenum.problems import StateBatch
+from permenum.problems.base import ChildBatch
 from permenum.problems.nqueens import edge_weight_masks, levels_left
 from permenum.solver.opencl import BatchCounts, DeviceContext, Staged, download, event_seconds, timed_launch, upload, zeros
 
@@ -102,37 +103,50 @@ class NQueensKernel:
         program = dev.program("nqueens.cl", tuple(options))
         self.kernel = cl.Kernel(program, spec.function)
         self.prepare = cl.Kernel(program, "nqueens_prepare")
+        self.prepare_children = cl.Kernel(program, "nqueens_prepare_children")
         # the edges mode's leaf weights where a border queen ties (one table per board size)
         self.extra = [upload(dev, edge_weight_masks(n).reshape(-1))] if symmetry == "edges" else []
 
-    def stage(self, batch: StateBatch) -> Staged:
-        """The pool's masks and the border columns uploaded, and the counts zeroed (any thread)."""
-        dev, nstates, m = self.dev, len(batch), batch.masks
+    def stage(self, batch: StateBatch | ChildBatch) -> Staged:
+        """The pool's masks and the border columns uploaded (a ChildBatch's: its parents', with their
+        choices and first children), and the counts zeroed (any thread)."""
+        dev, nstates = self.dev, len(batch)
         if nstates == 0:
             return Staged(batch, [])
+        states = batch.parents if isinstance(batch, ChildBatch) else batch
+        m = states.masks
         if self.symmetry == "dihedral":  # left row, right row, bottom column
-            border = [np.ascontiguousarray(batch.prefix[:, k]) for k in (2, 3, 1)]
+            border = [np.ascontiguousarray(states.prefix[:, k]) for k in (2, 3, 1)]
         elif self.symmetry == "edges":  # the prefix matrix; the device finds t and the side rows
-            border = [np.ascontiguousarray(batch.prefix).reshape(-1), np.zeros(1, np.uint8), np.zeros(1, np.uint8)]
+            border = [np.ascontiguousarray(states.prefix).reshape(-1), np.zeros(1, np.uint8), np.zeros(1, np.uint8)]
         else:
             border = [np.zeros(1, np.uint8)] * 3
         ins = [upload(dev, m["cols"].astype(np.uint32, copy=False)), upload(dev, m["d1"].astype(np.uint64, copy=False)),
                upload(dev, m["d2"].astype(np.uint64, copy=False)), upload(dev, m["rows"].astype(np.uint32, copy=False)),
                *(upload(dev, column) for column in border)]
+        if isinstance(batch, ChildBatch):
+            ins += [upload(dev, batch.choices.astype(np.uint32)), upload(dev, batch.first[:-1].astype(np.uint32))]
         return Staged(batch, ins + [zeros(dev, nstates, np.uint64), zeros(dev, nstates if self.count_nodes else 1, np.uint64)])
 
     def _prepared(self, staged: Staged) -> tuple[list[cl.Buffer], cl.Event]:
         """cols, ld, rd, span and the border word of every state (nqueens.cl says what they mean),
-        computed on the device from the pool's masks: the host only uploads columns it holds (no
-        per-state work here, so the threads that feed several GPUs do not queue on the interpreter)."""
-        dev, batch, ins = self.dev, staged.batch, staged.buffers[:7]
+        computed on the device from the pool's masks -- a ChildBatch's children made there from their
+        parents' -- so the host only uploads columns it holds (no per-state work here, so the threads
+        that feed several GPUs do not queue on the interpreter)."""
+        dev, batch, ins = self.dev, staged.batch, staged.buffers[:-2]
         nstates = len(batch)
         outs = [cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, 4 * nstates) for _ in range(5)]
-        event = self.prepare(dev.queue, (nstates,), None, np.uint32(self.n), np.uint32(LAYOUTS[self.symmetry]),
-                             np.uint32(nstates), np.uint32(batch.prefix.shape[1]), *ins, *outs)
+        layout = np.uint32(LAYOUTS[self.symmetry])
+        if isinstance(batch, ChildBatch):
+            nparents = len(batch.parents)
+            event = self.prepare_children(dev.queue, (nparents,), None, np.uint32(self.n), layout, np.uint32(nparents),
+                                          np.uint32(batch.parents.prefix.shape[1]), *ins, *outs)
+        else:
+            event = self.prepare(dev.queue, (nstates,), None, np.uint32(self.n), layout, np.uint32(nstates),
+                                 np.uint32(batch.prefix.shape[1]), *ins, *outs)
         return outs, event
 
-    def __call__(self, batch: StateBatch) -> BatchCounts:
+    def __call__(self, batch: StateBatch | ChildBatch) -> BatchCounts:
         return self.run(self.stage(batch))
 
     def run(self, staged: Staged) -> BatchCounts:
@@ -146,7 +160,7 @@ class NQueensKernel:
             ins, head = prepared[:3], [np.uint32(self.n), np.uint32(self.depth), np.uint32(nstates)]
         else:  # and fl's buffer for three arguments that skip keeps but never reads (nqueens.cl says why)
             ins, head = prepared + [prepared[4]] * 3, [np.uint32(self.n), np.uint32(nstates)]
-        counts, nodes = staged.buffers[7:]
+        counts, nodes = staged.buffers[-2:]
         seconds = timed_launch(dev, self.kernel, nstates, self.local, *head, *ins, counts, nodes, zeros(dev, 1, np.uint32),
                                *self.extra)
         seconds += event_seconds(prep)

@@ -15,6 +15,7 @@ import numpy as np
 import pyopencl as cl
 
 from permenum.problems import StateBatch
+from permenum.problems.base import ChildBatch
 from permenum.solver.devices import DeviceRef, select_devices
 
 _lock = threading.Lock()  # guards the two dicts below, held only to look up
@@ -126,7 +127,7 @@ class Staged:
     """A batch with its inputs already on the device: uploaded by the thread that refines ahead, while
     the device counts the chunk before (on an H100, N-Queens 21: 0.2 s of each 8 M-state launch)."""
 
-    batch: StateBatch
+    batch: StateBatch | ChildBatch
     buffers: list[cl.Buffer]
 
 

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from permenum.errors import UserError
 from permenum.problems import StateBatch
+from permenum.problems.base import ChildBatch
 from permenum.solver.costas import CostasKernel
 from permenum.solver.nqueens import NQueensKernel
 from permenum.solver.opencl import BatchCounts, DeviceContext, Staged
@@ -19,9 +20,9 @@ from permenum.solver.opencl import BatchCounts, DeviceContext, Staged
 class Solver(Protocol):
     variant: str  # the kernel build it runs (recorded in every result)
 
-    def __call__(self, batch: StateBatch) -> BatchCounts: ...  # stage, then run
+    def __call__(self, batch: StateBatch | ChildBatch) -> BatchCounts: ...  # stage, then run
 
-    def stage(self, batch: StateBatch) -> Staged: ...  # its inputs uploaded: any thread
+    def stage(self, batch: StateBatch | ChildBatch) -> Staged: ...  # its inputs uploaded: any thread
 
     def run(self, staged: Staged) -> BatchCounts: ...  # counted: the device's own thread
 

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from permenum.poolgen.generate import climb
-from permenum.problems import get_problem
+from permenum.problems import StateBatch, get_problem
+from permenum.problems.base import ChildBatch, exact_sum
+from permenum.problems.nqueens import place
 from permenum.solver.devices import select_devices
 from permenum.solver.nqueens import NQueensKernel
 from permenum.solver.opencl import device_context, download
@@ -75,3 +77,45 @@ def test_prepared_edges_word_matches_the_prefix(n: int) -> None:
     want = np.array([_reference(n, int(m["cols"][i]), int(m["d1"][i]), int(m["d2"][i]), int(m["rows"][i]), (0, 0, 0), "shifted")
                      for i in range(len(states))], np.uint32)
     np.testing.assert_array_equal(got[:, :4], want[:, :4])
+
+
+@pytest.mark.parametrize("n,symmetry,kernel", [(9, "edges", "skip"), (12, "edges", "skip-soa"), (11, "dihedral", "skip"),
+                                               (12, "mirror", "dfs"), (10, "none", "skip")])
+def test_children_made_on_the_device_are_the_hosts(n: int, symmetry: str, kernel: str) -> None:
+    """nqueens_prepare_children: the prepared words of every child (dead ones too), in (parent, column)
+    order, equal nqueens_prepare's of the same children built on the host; and the children's weighted
+    counts sum, parent by parent, to the parents' own counts."""
+    problem = get_problem("nqueens")
+    parents = climb(problem, n, 300, 4.0, symmetry).states
+    choices = problem.choices(n, parents, symmetry)
+    assert choices is not None
+    children = ChildBatch(parents, choices)
+    parent = np.repeat(np.arange(len(parents)), np.diff(children.first))
+    col = np.concatenate([[c for c in range(n) if int(bits) >> c & 1] for bits in choices]).astype(np.int64)
+    masks = place(n, {k: v[parent] for k, v in parents.masks.items()}, col)
+    host = StateBatch(np.concatenate([parents.prefix[parent], col[:, None].astype(np.uint8)], axis=1),
+                      parents.weight[parent], masks)
+    dev = device_context(select_devices(None)[0])
+    solver = NQueensKernel(dev, n, children.depth, symmetry, kernel)
+    on_device, _ = solver._prepared(solver.stage(children))
+    on_host, _ = solver._prepared(solver.stage(host))
+    got = np.stack([download(dev, b, len(children), np.uint32) for b in on_device], axis=1)
+    want = np.stack([download(dev, b, len(host), np.uint32) for b in on_host], axis=1)
+    assert len(children) == len(host) >= len(problem.expand(n, parents, symmetry))  # dead children are kept
+    np.testing.assert_array_equal(got, want)
+    counts = solver(children).counts
+    per_parent = np.add.reduceat(counts, children.first[:-1])
+    np.testing.assert_array_equal(per_parent, NQueensKernel(dev, n, parents.depth, symmetry, kernel)(parents).counts)
+    assert exact_sum(counts, children.weight) == exact_sum(per_parent, parents.weight) > 0
+
+
+def test_a_child_batch_is_sliced_at_parent_boundaries() -> None:
+    problem = get_problem("nqueens")
+    parents = climb(problem, 10, 200, 4.0, "edges").states
+    children = ChildBatch(parents, problem.choices(10, parents, "edges"))  # type: ignore[arg-type]
+    cut = int(children.first[3])
+    head, tail = children.take(slice(0, cut - 1)), children.take(slice(cut, None))
+    assert len(head) == cut and len(head.parents) == 3  # moved on to the next parent's first child
+    assert len(tail) == len(children) - cut and tail.depth == parents.depth + 1
+    with pytest.raises(ValueError):
+        children.take(slice(cut + 1, None))

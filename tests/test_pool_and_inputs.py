@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -141,3 +143,18 @@ def test_a_pool_too_large_for_memory_is_refused_up_front(tmp_path: Path, cli) ->
     proc = cli("pool", "nqueens", "--n", 27, "--out", run, "-S", 1000000000000, timeout=60)
     _one_line_error(proc, "GiB while the pool is built")
     assert not run.exists()
+
+
+def test_the_command_writes_pools_without_importing_pandas() -> None:
+    """permenum.without_pandas: pyarrow makes arrays and Parquet with pandas refused (it is installed for
+    the tests), and nothing imports it."""
+    code = ("import sys, tempfile, pathlib; from permenum.without_pandas import WithoutPandas; "
+            "sys.meta_path.insert(0, WithoutPandas()); from permenum.layout import RunLayout; "
+            "from permenum.poolgen.write import PoolSettings, write_pool; "
+            "write_pool(RunLayout(pathlib.Path(tempfile.mkdtemp()) / 'run'), PoolSettings('nqueens', 8, 2)); "
+            "import pyarrow.parquet; print('pandas' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "False"
+    with pytest.raises(subprocess.CalledProcessError):  # the finder refuses it
+        subprocess.run([sys.executable, "-c", "import sys; from permenum.without_pandas import WithoutPandas; "
+                        "sys.meta_path.insert(0, WithoutPandas()); import pandas"], capture_output=True, check=True)

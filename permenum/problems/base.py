@@ -63,6 +63,44 @@ class StateBatch:
         return cls(prefix, weight, masks)
 
 
+@dataclass
+class ChildBatch:
+    """The states one level below ``parents`` -- each parent's children, in (parent, value) order, values
+    ascending -- held as the parents and each one's bitmask of child values (``choices``): a device makes
+    the children itself (jobs.refine), so the host never builds the level that holds most states. Children
+    whose own next step is dead are kept (they count 0). Sliced only at parent boundaries."""
+
+    parents: StateBatch
+    choices: np.ndarray  # (parents,) uint32: the values each parent's children take
+    first: np.ndarray = field(init=False)  # (parents + 1,) int64: each parent's first child, then the total
+
+    def __post_init__(self) -> None:
+        bits = np.unpackbits(np.ascontiguousarray(self.choices, dtype="<u4").view(np.uint8).reshape(-1, 4), axis=1)
+        kids = bits.sum(axis=1, dtype=np.int64)  # popcount (numpy's own needs numpy 2)
+        self.first = np.concatenate([[0], np.cumsum(kids)])
+
+    def __len__(self) -> int:
+        return int(self.first[-1])
+
+    @property
+    def depth(self) -> int:
+        return self.parents.depth + 1
+
+    @property
+    def weight(self) -> np.ndarray:
+        """(children,) uint8: each child stands for its parent's symmetric copies."""
+        return np.repeat(self.parents.weight, np.diff(self.first))
+
+    def take(self, index: slice) -> "ChildBatch":
+        """The children in [start, stop), stop moved on to the next parent boundary (start must be one)."""
+        start, stop = index.start or 0, len(self) if index.stop is None else index.stop
+        lo = int(np.searchsorted(self.first, start))
+        if self.first[lo] != start:
+            raise ValueError(f"child {start} is not a parent's first child")
+        hi = max(int(np.searchsorted(self.first, min(stop, len(self)))), lo + 1)
+        return ChildBatch(self.parents.take(slice(lo, hi)), self.choices[lo:hi])
+
+
 @dataclass(frozen=True)
 class Tally:
     """What a batch of states contributed: all solutions (weighted), as searched (raw), and classes.
@@ -155,8 +193,15 @@ class Problem(ABC):
     def expand(self, n: int, batch: StateBatch, symmetry: str) -> StateBatch:
         """Every child of every state one level deeper, dead ends removed, in (parent, value) order."""
 
-    def tally(self, batch: StateBatch, counts: np.ndarray, solutions: np.ndarray | None, symmetry: str) -> Tally:
-        """Weighted total from per-state counts, exact; problems that report solutions override this."""
+    def choices(self, n: int, batch: StateBatch, symmetry: str) -> np.ndarray | None:
+        """Each state's next values as a bitmask, where the device makes the children (ChildBatch, in
+        the order `expand` has, dead ends kept); None: children are made on the host."""
+        return None
+
+    def tally(self, batch: StateBatch | ChildBatch, counts: np.ndarray, solutions: np.ndarray | None,
+              symmetry: str) -> Tally:
+        """Weighted total from per-state counts, exact (the weights are all it reads of the batch);
+        problems that report solutions override this."""
         return Tally(exact_sum(counts, batch.weight), exact_sum(counts))
 
     def known_total(self, n: int) -> int | None:

@@ -242,6 +242,15 @@ class NQueens(Problem):
     def complete(self, n: int, batch: StateBatch) -> bool:
         return not np.any(batch.masks["rows"])
 
+    def choices(self, n: int, batch: StateBatch, symmetry: str) -> np.ndarray | None:
+        """The squares of each state's next row in the mode (nqueens_prepare_children places them), where
+        every state has two rows or more open: no child is complete, so none needs the edges mode's
+        completion weight and each stands for its parent's copies."""
+        rows = batch.masks["rows"]
+        if len(batch) == 0 or np.any((rows & (rows - np.uint32(1))) == 0):  # fewer than two open rows somewhere
+            return None
+        return self.available(n, batch, symmetry)
+
     def _alive(self, n: int, batch: StateBatch, symmetry: str) -> StateBatch:
         """Keep states that are complete or whose next open row still has a free square."""
         keep = (batch.masks["rows"] == 0) | (self.available(n, batch, symmetry) != 0)

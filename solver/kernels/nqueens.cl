@@ -4,6 +4,7 @@
 //
 //   nqueens_prepare  those masks, from the pool's absolute masks (permenum/problems/nqueens.py), on
 //                    the device: the host only uploads columns it already holds.
+//   nqueens_prepare_children  the same for the children of a batch of states, made on the device.
 //   nqueens_dfs      `dfs`: the plain search with private stacks, the readable reference.
 //   nqueens_dsl      `dsl`: DoubleSweep-Light, the paper's algorithm, private stacks.
 //                    dfs and dsl serve the top-down symmetry modes only (mirror, none).
@@ -39,6 +40,54 @@ inline uint nq_full(const uint n) { return n >= 32u ? 0xffffffffu : ((1u << n) -
 #define LAYOUT_TOP_DOWN 0u
 #define LAYOUT_TABLE 1u
 #define LAYOUT_EDGES 2u
+
+// Entry j of a state's prefix: the row p of ``width`` entries, then ``extra`` (a child made on the
+// device: its parent's row and the column it places).
+inline uint nq_entry(__global const uchar *p, const uint width, const uint extra, const uint j)
+{
+    return j < width ? (uint)p[j] : extra;
+}
+
+// One state's prepared words at out[o] from its absolute masks; in the edges layout its prefix is
+// p[0..width) then ``extra`` when ``entries`` is width + 1.
+inline void nq_prepare_one(const uint n, const uint layout, const uint open, uint c, ulong dl, ulong dr,
+                           const uint sl, const uint sr, const uint bottom_col,
+                           __global const uchar *p, const uint width, const uint extra, const uint entries,
+                           const size_t o, __global uint *c_out, __global uint *ld_out, __global uint *rd_out,
+                           __global uint *span_out, __global uint *fl_out)
+{
+    const uint full = nq_full(n);
+    const uint row0 = open ? 31u - clz(open & (~open + 1u)) : 0u;
+    const uint border = layout == LAYOUT_TABLE;
+    const uint last = border ? n - 2u : n - 1u;  // the dihedral mode's bottom row is placed
+    const bool left_below = open && border && sl > row0 && sl <= last;
+    const bool right_below = open && border && sr > row0 && sr <= last;
+    if (border) {
+        c &= ~((left_below ? 1u : 0u) | (right_below ? 1u << (n - 1u) : 0u));
+        dr &= left_below ? ~(1ul << sl) : ~0ul;                     // the left queen's "/" line
+        dl &= right_below ? ~(1ul << (2u * n - 2u - sr)) : ~0ul;    // the right queen's "\" line
+    }
+    c_out[o] = c;
+    ld_out[o] = (uint)(dl >> (n - 1u - row0)) & full;
+    rd_out[o] = (uint)(dr >> row0) & full;
+    span_out[o] = open ? row0 | (last << 8) : 0xffffu;
+    uint fl = 0u;
+    if (border) {
+        fl = bottom_col | (left_below ? sl : 0xffu) << 8 | (right_below ? sr : 0xffu) << 16;
+    } else if (layout == LAYOUT_EDGES) {
+        uint lrow = 0xffu, rrow = 0xffu;
+        for (uint j = 0u; j < entries; ++j) {
+            const uint v = nq_entry(p, width, extra, j);
+            lrow = (v == 0u && lrow == 0xffu) ? j : lrow;
+            rrow = (v == n - 1u && rrow == 0xffu) ? j : rrow;
+        }
+        const uint t = nq_entry(p, width, extra, 0u);
+        rrow = (t == 0u && entries > 1u) ? nq_entry(p, width, extra, 1u) : rrow;
+        fl = t | lrow << 8 | rrow << 16;
+    }
+    fl_out[o] = fl;
+}
+
 __kernel void nqueens_prepare(const uint n, const uint layout, const uint nstates, const uint width,
                               __global const uint *cols, __global const ulong *d1, __global const ulong *d2,
                               __global const uint *rows, __global const uchar *side_l, __global const uchar *side_r,
@@ -48,39 +97,41 @@ __kernel void nqueens_prepare(const uint n, const uint layout, const uint nstate
 {
     const uint i = get_global_id(0);
     if (i >= nstates) return;
-    const uint full = nq_full(n);
-    const uint open = rows[i];
-    const uint row0 = open ? 31u - clz(open & (~open + 1u)) : 0u;
     const uint border = layout == LAYOUT_TABLE;
-    const uint last = border ? n - 2u : n - 1u;  // the dihedral mode's bottom row is placed
-    const uint sl = border ? side_l[i] : 0u, sr = border ? side_r[i] : 0u;
-    const bool left_below = open && border && sl > row0 && sl <= last;
-    const bool right_below = open && border && sr > row0 && sr <= last;
-    uint c = cols[i];
-    ulong dl = d1[i], dr = d2[i];
-    if (border) {
-        c &= ~((left_below ? 1u : 0u) | (right_below ? 1u << (n - 1u) : 0u));
-        dr &= left_below ? ~(1ul << sl) : ~0ul;                     // the left queen's "/" line
-        dl &= right_below ? ~(1ul << (2u * n - 2u - sr)) : ~0ul;    // the right queen's "\" line
+    nq_prepare_one(n, layout, rows[i], cols[i], d1[i], d2[i], border ? side_l[i] : 0u, border ? side_r[i] : 0u,
+                   border ? bottom[i] : 0u, side_l + (size_t)i * width, width, 0u, width,
+                   i, c_out, ld_out, rd_out, span_out, fl_out);
+}
+
+// ---- nqueens_prepare_children ----------------------------------------------------------------------
+// The states one row below ``nparents`` parents, prepared like nqueens_prepare's, made on the device
+// (jobs.refine: the host climbs to the parents only): parent i places a queen in each column of
+// choices[i] (its next open row's squares in the symmetry mode, computed on the host), ascending,
+// writing children first[i] .. first[i] + popcount(choices[i]) - 1 -- the order the host's expansion
+// has. Children whose own next row is dead are kept: they count 0.
+__kernel void nqueens_prepare_children(const uint n, const uint layout, const uint nparents, const uint width,
+                                       __global const uint *cols, __global const ulong *d1, __global const ulong *d2,
+                                       __global const uint *rows, __global const uchar *side_l,
+                                       __global const uchar *side_r, __global const uchar *bottom,
+                                       __global const uint *choices, __global const uint *first,
+                                       __global uint *c_out, __global uint *ld_out, __global uint *rd_out,
+                                       __global uint *span_out, __global uint *fl_out)
+{
+    const uint i = get_global_id(0);
+    if (i >= nparents) return;
+    const uint border = layout == LAYOUT_TABLE;
+    const uint open = rows[i];
+    const uint row = 31u - clz(open & (~open + 1u));
+    uint todo = choices[i];
+    size_t o = first[i];
+    while (todo) {
+        const uint col = 31u - clz(todo & (~todo + 1u));
+        todo &= todo - 1u;
+        nq_prepare_one(n, layout, open & ~(1u << row), cols[i] | 1u << col, d1[i] | 1ul << (col + n - 1u - row),
+                       d2[i] | 1ul << (col + row), border ? side_l[i] : 0u, border ? side_r[i] : 0u,
+                       border ? bottom[i] : 0u, side_l + (size_t)i * width, width, col, width + 1u,
+                       o++, c_out, ld_out, rd_out, span_out, fl_out);
     }
-    c_out[i] = c;
-    ld_out[i] = (uint)(dl >> (n - 1u - row0)) & full;
-    rd_out[i] = (uint)(dr >> row0) & full;
-    span_out[i] = open ? row0 | (last << 8) : 0xffffu;
-    uint fl = 0u;
-    if (border) {
-        fl = (uint)bottom[i] | (left_below ? sl : 0xffu) << 8 | (right_below ? sr : 0xffu) << 16;
-    } else if (layout == LAYOUT_EDGES) {
-        __global const uchar *p = side_l + (size_t)i * width;
-        uint lrow = 0xffu, rrow = 0xffu;
-        for (uint j = 0u; j < width; ++j) {
-            lrow = (p[j] == 0u && lrow == 0xffu) ? j : lrow;
-            rrow = (p[j] == n - 1u && rrow == 0xffu) ? j : rrow;
-        }
-        rrow = (p[0] == 0u && width > 1u) ? p[1] : rrow;
-        fl = (uint)p[0] | lrow << 8 | rrow << 16;
-    }
-    fl_out[i] = fl;
 }
 
 // ---- nqueens_dfs: `dfs`, the readable reference ---------------------------------------------------
