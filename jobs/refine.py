@@ -135,8 +135,10 @@ class RefiningSolver:
         """Count a batch, staged ahead or not (in the device's own thread)."""
         staged = work if isinstance(work, Staged) else self.stage(work)
         solver = self._solver(staged.batch.depth)
-        with self._launching:
-            return solver.run(staged)
+        with self._launching:  # its buffers freed before another task's kernel may start (Staged.release)
+            out = solver.run(staged)
+            staged.release()
+            return out
 
     def _solver(self, depth: int) -> Solver:
         with self._lock:
