@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from permenum.jobs.collect import collect
+from permenum.jobs.local import run_local
 from permenum.jobs.partial import ChunkLedger, Partial
 from permenum.jobs.task import TaskInterrupted, run_task
 from permenum.task_options import TaskOptions
@@ -118,3 +119,14 @@ def test_chunk_sizer_leaves_no_launch_below_its_floor() -> None:
     assert gpu.next(250) == 100  # 150 left: a launch of its own
     assert gpu.next(150) == 150  # 50 would be left: taken now
     assert ChunkSizer(30.0, 10).next(15) == 10  # floor 1 (a CPU): unchanged
+
+
+@pytest.mark.parametrize("problem, n, series", [("nqueens", 14, "nqueens_total"), ("costas", 12, "costas_total")])
+def test_partitions_one_after_another_on_two_sub_devices(tmp_path: Path, problem: str, n: int, series: str) -> None:
+    """The local executor hands the next partition its turn once both devices of a task hold their last
+    chunks (jobs.local): over several coarse partitions, refined on the devices, every one counted once."""
+    layout = RunLayout(tmp_path / "run")
+    write_pool(layout, PoolSettings(problem, n, 5, target_states=64))
+    summary = run_local(layout, workers=1, options=TaskOptions(device="cpu/2", chunk_seconds=0.05), show_progress=False)
+    assert sorted(summary.ran) == list(range(5)) and not summary.failed
+    assert collect(layout).total == published(series, n)
