@@ -60,18 +60,17 @@ class _Handout:
     """At most ``workers`` tasks handing out chunks: a task holds a turn from its start until its devices
     hold their last chunks (or it ends), then the next task in line takes it."""
 
-    def __init__(self, workers: int, stop: threading.Event | None, rates: RateBook):
+    def __init__(self, workers: int, stop: threading.Event | None, rates: RateBook) -> None:
         self.turns, self.stop, self.rates = threading.Semaphore(workers), stop, rates
 
     def run(self, layout: RunLayout, partition: int, options: TaskOptions,
             on_chunk: Callable[[int], None]) -> TaskResult | None:
         """Start a queued partition in its turn, only if no stop was requested meanwhile (None: not started)."""
         self.turns.acquire()
-        given = threading.Event()
+        given = threading.Lock()  # taken by the first give_turn: the turn goes back once
 
         def give_turn() -> None:
-            if not given.is_set():
-                given.set()
+            if given.acquire(blocking=False):
                 self.turns.release()
 
         try:

@@ -99,25 +99,34 @@ class RefiningSolver:
         """``chunk`` climbed to ``scale`` x the target, or expanded to exactly ``depth`` (an open chunk);
         the last level made on the device (ChildBatch) where the problem allows it."""
         if depth is not None:
-            parents = descend(self.problem, self.n, chunk, self.symmetry, depth - 1)
-            choices = self.problem.choices(self.n, parents, self.symmetry) if parents.depth == depth - 1 else None
-            if choices is None:
-                return descend(self.problem, self.n, parents, self.symmetry, depth)
-            return ChildBatch(parents, choices)
+            return self._fine_at(chunk, depth)
         target = None if self.target is None else int(self.target * scale)
         if target is None or len(chunk) >= target:
             return chunk
         return self._climb(chunk, target)
 
+    def _fine_at(self, chunk: StateBatch, depth: int) -> StateBatch | ChildBatch:
+        """The fine states of ``chunk`` at ``depth``, one rule for a first refinement and a resumed one:
+        the children of the rung above made on the device where the problem allows it there, else the
+        host's rung at that depth."""
+        parents = descend(self.problem, self.n, chunk, self.symmetry, depth - 1)
+        choices = self.problem.choices(self.n, parents, self.symmetry) if parents.depth == depth - 1 else None
+        if choices is None:
+            return descend(self.problem, self.n, parents, self.symmetry, depth)
+        return ChildBatch(parents, choices)
+
     def _climb(self, chunk: StateBatch, target: int) -> StateBatch | ChildBatch:
         """Rungs on the host until the children of the last one reach ``target`` (or the next rung's
         would pass REFINE_FACTOR x it, at the growth seen last, or the next rung has fewer states: the
         ladder's rules): the children, the rung that holds most states, are then made on the device.
-        Where the problem has no ChildBatch, the ladder on the host."""
-        batch = chunk
+        Where the problem has no ChildBatch from the chunk on, the ladder on the host. What it returns
+        is always ``_fine_at(chunk, its depth)``, so a resumed chunk is rebuilt state for state."""
+        batch, children = chunk, None
         while True:
             choices = self.problem.choices(self.n, batch, self.symmetry)
-            if choices is None:
+            if choices is None:  # a state of this rung is one row from complete
+                if children is not None:
+                    return children
                 return climb(self.problem, self.n, target, REFINE_FACTOR, self.symmetry, start=batch, predict=True).states
             children = ChildBatch(batch, choices)
             if len(children) >= target or len(children) ** 2 / len(batch) > REFINE_FACTOR * target:
@@ -139,6 +148,11 @@ class RefiningSolver:
             out = solver.run(staged)
             staged.release()
             return out
+
+    def discard(self, staged: Staged) -> None:
+        """Free a staged batch that will not be counted, under the launch lock (Staged.release says why)."""
+        with self._launching:
+            staged.release()
 
     def _solver(self, depth: int) -> Solver:
         with self._lock:

@@ -74,10 +74,12 @@ class RateBook:
         self._rates: dict[str, float] = {}
 
     def get(self, label: str) -> float:
+        """The device's last measured rate, 0 where none was."""
         with self._lock:
             return self._rates.get(label, 0.0)
 
     def learn(self, devices: list[DeviceState]) -> None:
+        """Keep the rates ``devices`` measured (those that measured one)."""
         with self._lock:
             self._rates.update({d.label: d.rate for d in devices if d.rate > 0})
 
@@ -190,7 +192,9 @@ class Scheduler:
             d.in_flight = max(d.in_flight - work.between(start, end), 0.0)  # the chunk claimed ahead, if any
             d.since = self.clock()
             ledger.finish(start, end, sums)
-            if not ledger.complete:
+            if ledger.complete:
+                self.rates.learn(self.devices)
+            else:
                 self.on_progress()
 
     def stopping(self, k: int) -> bool:

@@ -107,15 +107,12 @@ class _Loaded:
 @dataclass(frozen=True)
 class _Refined:
     """A claimed chunk made ready on the claim-ahead thread: its coarse states, refined (``fine``; the
-    chunk itself where it is not refined), where counting resumes in them, and the first launch staged.
-    Where that launch is a slice measuring an unknown rate, the rest is staged after it on the same
-    thread (``rest``), for when the rate measured fits it in the bound."""
+    chunk itself where it is not refined), where counting resumes in them, and the first launch staged."""
 
     chunk: StateBatch
     fine: StateBatch | ChildBatch
     resumed: int
     first: Staged
-    rest: Future[Staged] | None = None
 
 
 @dataclass(frozen=True)
@@ -260,7 +257,8 @@ class _Attempt:
                 nxt = self._claim_ahead(k, solver, loaded, ahead)
                 self._count_chunk(k, solver, claim, ready)
                 if nxt is not None and self.scheduler.stopping(k):
-                    break  # the chunk claimed ahead is dropped: not in the checkpoint, counted on resume
+                    solver.discard(nxt.ready.result().first)  # dropped: not in the checkpoint, counted on resume
+                    break
 
     def _build_solver(self, k: int) -> RefiningSolver:
         """The device's context; its kernels are built where their first batch is staged (jobs.refine)."""
@@ -299,10 +297,7 @@ class _Attempt:
                                f"{fine.depth}) stopped after {done} of them, kernel {kernel:.2f} s")
                 return
             size = self._slice(claim.begun, claim.expected, len(fine), done, kernel)
-            if launches == 1 and ready.rest is not None and done + size >= len(fine):
-                staged = ready.rest.result()  # the measured rate fits the rest in the bound
-            else:
-                staged = solver.stage(fine.take(slice(done, done + size)))
+            staged = solver.stage(fine.take(slice(done, done + size)))
         self.busy_seconds[k] += time.perf_counter() - t0
         how = (f" in {launches} launches" if launches > 1 else "") + (f", from {resumed}" if resumed else "")
         self._finish_chunk(k, claim, sums, kernel, t0, f" (refined to {len(fine)} at depth {fine.depth}{how})",
@@ -343,10 +338,7 @@ class _Attempt:
                 return _Refined(chunk, fine, 0, solver.stage(chunk))
             resumed = _check_begun(begun, len(fine), *span)
             size = self._slice(begun, expected, len(fine), resumed, 0.0)
-            first = solver.stage(fine.take(slice(resumed, resumed + size)))
-            end = resumed + len(first.batch)
-            rest = ahead.submit(solver.stage, fine.take(slice(end, len(fine)))) if expected is None and end < len(fine) else None
-            return _Refined(chunk, fine, resumed, first, rest)
+            return _Refined(chunk, fine, resumed, solver.stage(fine.take(slice(resumed, resumed + size))))
 
         return _Claim(span, begun, expected, ahead.submit(ready))
 

@@ -17,8 +17,7 @@ from permenum.errors import UserError
 from permenum.problems import StateBatch
 from permenum.problems.base import ChildBatch
 from permenum.problems.nqueens import edge_weight_masks, levels_left
-from permenum.solver.opencl import (BatchCounts, DeviceContext, Staged, constant, download, event_seconds, timed_launch,
-                                    upload, zeros)
+from permenum.solver.opencl import BatchCounts, DeviceContext, Staged, download, event_seconds, timed_launch, upload, zeros
 
 
 @dataclass(frozen=True)
@@ -106,7 +105,7 @@ class NQueensKernel:
         self.prepare = cl.Kernel(program, "nqueens_prepare")
         self.prepare_children = cl.Kernel(program, "nqueens_prepare_children")
         # the edges mode's leaf weights where a border queen ties (one table per board size)
-        self.extra = [constant(dev, ("edge_weight_masks", n), lambda: edge_weight_masks(n).reshape(-1))] if symmetry == "edges" else []
+        self.extra = [dev.constant(("edge_weight_masks", n), lambda: edge_weight_masks(n).reshape(-1))] if symmetry == "edges" else []
 
     def stage(self, batch: StateBatch | ChildBatch) -> Staged:
         """The pool's masks and the border columns uploaded (a ChildBatch's: its parents', with their

@@ -56,14 +56,13 @@ class DeviceContext:
                     raise BuildError(f"building {filename} with {' '.join(options)} failed on {self.ref.label}: {exc}") from exc
             return self._programs[key]
 
-
-def constant(dev: DeviceContext, key: tuple[str, int], make: Callable[[], np.ndarray]) -> cl.Buffer:
-    """A read-only table uploaded once per device and kept for the process (a task's own copy would be
-    freed while the next task's kernel runs: see Staged.release)."""
-    with dev._build_lock:
-        if key not in dev._constants:
-            dev._constants[key] = upload(dev, make())
-        return dev._constants[key]
+    def constant(self, key: tuple[str, int], make: Callable[[], np.ndarray]) -> cl.Buffer:
+        """A read-only table uploaded once per device and kept for the process (a task's own copy would be
+        freed while the next task's kernel runs: see Staged.release)."""
+        with self._build_lock:
+            if key not in self._constants:
+                self._constants[key] = upload(self, make())
+            return self._constants[key]
 
 
 def device_context(ref: DeviceRef) -> DeviceContext:

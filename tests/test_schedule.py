@@ -192,3 +192,29 @@ def test_a_partition_starts_at_the_rate_its_predecessors_measured() -> None:
     assert len(drained) == 1 and book.get("gpu0") == pytest.approx(1000, rel=0.01)
     second = partition()
     assert second.claim(0) == (0, pytest.approx(1000, rel=0.01))  # half of the 2 s bound at 1000 a second
+
+
+@pytest.mark.parametrize("symmetry", ["edges", "dihedral", "mirror", "none"])
+def test_a_resumed_chunk_is_refined_to_the_same_fine_states(symmetry: str) -> None:
+    """jobs.refine: refining a chunk again to the depth its first refinement reached (a resumed open chunk)
+    gives the same fine states -- made on the device (ChildBatch) or on the host alike -- at every size,
+    near the leaves too, where a rung's states stop having two rows open."""
+    from permenum.jobs.refine import RefiningSolver
+    from permenum.poolgen.generate import climb
+    from permenum.problems import get_problem
+    from permenum.problems.base import ChildBatch
+
+    problem = get_problem("nqueens")
+    kinds = set()
+    for n in range(5, 13):
+        pool = climb(problem, n, 64, 4.0, symmetry).states
+        for target in (2, 50, 3000, 10 ** 6):
+            solver = RefiningSolver(lambda depth: None, "", problem, n, symmetry, target, threading.Lock())  # type: ignore[arg-type, return-value]
+            for chunk in (pool, pool.take(slice(0, max(1, len(pool) // 7)))):
+                fine = solver.refine(chunk)
+                again = solver.refine(chunk, depth=fine.depth)
+                kinds.add(type(fine).__name__)
+                assert type(again) is type(fine) and len(again) == len(fine), (n, target)
+                a, b = (x.parents if isinstance(x, ChildBatch) else x for x in (fine, again))
+                np.testing.assert_array_equal(a.prefix, b.prefix)
+    assert kinds == {"ChildBatch", "StateBatch"}  # both kinds of fine states occur
