@@ -257,7 +257,8 @@ class _Attempt:
                 nxt = self._claim_ahead(k, solver, loaded, ahead)
                 self._count_chunk(k, solver, claim, ready)
                 if nxt is not None and self.scheduler.stopping(k):
-                    solver.discard(nxt.ready.result().first)  # dropped: not in the checkpoint, counted on resume
+                    if nxt.ready.exception() is None:  # a chunk that failed to get ready does not fail the stop
+                        solver.discard(nxt.ready.result().first)  # dropped: not in the checkpoint, counted on resume
                     break
 
     def _build_solver(self, k: int) -> RefiningSolver:

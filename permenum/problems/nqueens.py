@@ -159,7 +159,6 @@ def border_weight(n: int, t: np.ndarray, b: np.ndarray, l: np.ndarray, r: np.nda
 def edge_weight_masks(n: int) -> np.ndarray:
     """(t, l, r, 4) uint32 for every t < n-1-t and rows l, r: bit b of word k is set when border
     (t, b, l, r) has weight 8 >> k -- the kernel's leaf weights where a border queen ties with t."""
-    m = n - 1
     t, l, r, b = np.meshgrid(np.arange(max(n // 2, 1)), np.arange(n), np.arange(n), np.arange(n), indexing="ij")
     weight = border_weight(n, t, b, l, r)  # rows the kernel never reads (t = 0, a corner, l = r) too
     bits = np.uint32(1) << b.astype(np.uint32)
