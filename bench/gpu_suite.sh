@@ -25,7 +25,7 @@ kern --nqueens 18 19 20 --variants skip:edges skip-all:edges skip:dihedral skip:
     > "$out/nq-18-20.log" 2>&1
 kern --nqueens 21 --variants skip:edges skip-all:edges skip:dihedral --target-states 8600000 > "$out/nq-21.log" 2>&1
 [ -n "${NQ_BIG:-}" ] && kern --nqueens $NQ_BIG --variants skip:edges --target-states 8600000 > "$out/nq-big.log" 2>&1
-[ "${COSTAS:-1}" = 1 ] && python3 bench/bench.py --device gpu --nqueens --costas 14 15 16 17 18 19 20 --costas-target 262144 --costas-kernels lds \
+[ "${COSTAS:-1}" = 1 ] && python3 bench/bench.py --device gpu --nqueens --costas 14 15 16 17 18 19 20 --costas-target 2097152 --costas-kernels fc \
     > "$out/costas.log" 2>&1
 [ "${ENUMERATE:-1}" = 1 ] && { echo "== permenum enumerate nqueens 21 --device gpu"; time pe enumerate nqueens 21 --device gpu;
   echo "== permenum enumerate costas 18 --device gpu"; time pe enumerate costas 18 --device gpu; } > "$out/enumerate.log" 2>&1

@@ -14,14 +14,15 @@ from permenum.problems import StateBatch
 from permenum.solver.opencl import BatchCounts, DeviceContext, Staged, download, timed_launch, upload, zeros
 
 
-#: variant -> whether its per-column arrays live in __local memory ([column][lane]); retired: bench/NOTES.md
-_LOCAL_STACKS: dict[str, bool] = {"dfs": False, "lds": True}
-VARIANTS: tuple[str, ...] = tuple(_LOCAL_STACKS)
+#: variant -> kernel function (costas.cl says what each does); retired variants: bench/NOTES.md
+_FUNCTIONS: dict[str, str] = {"dfs": "costas_dfs", "fc": "costas_fc"}
+VARIANTS: tuple[str, ...] = tuple(_FUNCTIONS)
 
 
 def default_variant(dev: DeviceContext) -> str:
-    """lds on a GPU (H200, n=18: 2.31 s vs 7.76 s for dfs, bench/NOTES.md); dfs, private arrays, elsewhere."""
-    return "lds" if dev.ref.is_gpu else "dfs"
+    """fc on a GPU (H100, order 20: 22.6 s vs 32.6 s for the retired lds, itself 3.4x dfs there); dfs
+    elsewhere (PoCL, order 14: 1.22 s vs 1.49 s for fc, whose unrolled predicated loops suit SIMT lanes)."""
+    return "fc" if dev.ref.is_gpu else "dfs"
 
 
 class CostasKernel:
@@ -33,7 +34,10 @@ class CostasKernel:
     @classmethod
     def build(cls, dev: DeviceContext, n: int, depth: int, symmetry: str, variant: str | None,
               count_nodes: bool) -> "CostasKernel":
-        return cls(dev, n, symmetry, count_nodes, variant=variant)
+        """A kernel with its build for ``depth`` made now (refinement builds on its own thread)."""
+        kernel = cls(dev, n, symmetry, count_nodes, variant=variant)
+        kernel.kernel_for(depth)
+        return kernel
 
     @staticmethod
     def check(variant: str, symmetry: str) -> None:
@@ -42,18 +46,27 @@ class CostasKernel:
             raise UserError(f"unknown costas kernel {variant!r} (choose from {', '.join(VARIANTS)})")
 
     def __init__(self, dev: DeviceContext, n: int, symmetry: str, count_nodes: bool = False, capacity: int = 4096,
-                 variant: str | None = None):
+                 variant: str | None = None, wg: int | None = None, build_options: tuple[str, ...] = ()):
         variant = variant or default_variant(dev)
         self.check(variant, symmetry)
         self.dev, self.n, self.count_nodes, self.capacity = dev, n, count_nodes, max(capacity, 1)
         self.variant = variant
-        local_stacks = _LOCAL_STACKS[variant]
-        self.local = 64 if dev.ref.is_gpu or local_stacks else None
-        options = [f"-DNMAX={max(n, 1)}", f"-DCANONICAL={int(symmetry == 'canonical')}",
-                   f"-DLOCAL_STACKS={int(local_stacks)}", f"-DWG={self.local or 64}"]
-        options += ["-DCOUNT_NODES"] if count_nodes else []
-        self.kernel = cl.Kernel(dev.program("costas.cl", tuple(options)), "costas_dfs")
+        self.function = _FUNCTIONS[variant]
+        self.local = (wg or 64) if dev.ref.is_gpu or variant == "fc" else None
+        self.options = (f"-DNMAX={max(n, 1)}", f"-DCANONICAL={int(symmetry == 'canonical')}", f"-DWG={self.local or 64}",
+                        *(["-DCOUNT_NODES"] if count_nodes else []), *build_options)
+        self._kernels: dict[int, cl.Kernel] = {}
         self.reruns = 0  # how often a batch overflowed the output buffer (tests check this path)
+
+    def kernel_for(self, depth: int) -> cl.Kernel:
+        """The build for states of this depth: costas_fc's stack holds only the levels below it."""
+        if depth < 1:
+            raise ValueError("Costas states hold at least their first column")
+        key = min(depth, self.n - 1) if self.function == "costas_fc" else 0
+        if key not in self._kernels:
+            options = self.options + ((f"-DMIN_DEPTH={key}",) if self.function == "costas_fc" else ())
+            self._kernels[key] = cl.Kernel(self.dev.program("costas.cl", options), self.function)
+        return self._kernels[key]
 
     def stage(self, batch: StateBatch) -> Staged:
         """The prefixes uploaded (any thread)."""
@@ -76,7 +89,7 @@ class CostasKernel:
             nodes = zeros(dev, nstates if self.count_nodes else 1, np.uint64)
             found = zeros(dev, capacity * n, np.uint8)
             nfound = zeros(dev, 1, np.uint32)
-            seconds += timed_launch(dev, self.kernel, nstates, self.local, np.uint32(n), np.uint32(batch.depth),
+            seconds += timed_launch(dev, self.kernel_for(batch.depth), nstates, self.local, np.uint32(n), np.uint32(batch.depth),
                                     np.uint32(nstates), prefixes, counts, nodes, zeros(dev, 1, np.uint32), found,
                                     nfound, np.uint32(capacity))
             total = int(download(dev, nfound, 1, np.uint32)[0])

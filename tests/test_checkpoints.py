@@ -159,19 +159,21 @@ def test_local_progress_counts_states_and_reaches_the_total(tmp_path: Path) -> N
     assert f"{states:,}/{states:,} states, 1/1 partitions" in screen.getvalue()
 
 
-@pytest.mark.parametrize("problem, n", [("nqueens", 14), ("costas", 11)])
-def test_refined_tasks_interrupted_after_every_chunk_stay_exact(tmp_path: Path, problem: str, n: int) -> None:
+@pytest.mark.parametrize("problem, n, kernel", [("nqueens", 14, None), ("costas", 11, None), ("costas", 11, "fc")])
+def test_refined_tasks_interrupted_after_every_chunk_stay_exact(tmp_path: Path, problem: str, n: int,
+                                                                kernel: str | None) -> None:
     """A coarse pool (fewer states than the device's launch wants) is refined chunk by chunk in the task
     (jobs.refine); stopped after every launch -- inside a chunk counted in slices (it stays open in the
     checkpoint, refined again to its depth on resume), or after a chunk, when a chunk claimed and refined
-    ahead is dropped -- and resumed each time, it still counts every fine state exactly once."""
+    ahead is dropped -- and resumed each time, it still counts every fine state exactly once (Costas with
+    the CPU's default and with fc, the GPU's, whose builds depend on the refined depth)."""
     layout = RunLayout(tmp_path / problem)
     write_pool(layout, PoolSettings(problem, n, 1, target_states=24, seed=1))
     attempts = 0
     while not layout.result_file(0).exists():
         attempts += 1
         try:  # tiny chunks and slices, each attempt stopped after one launch; then one to the end
-            run_task(layout, 0, TaskOptions(max_seconds=0 if attempts <= 80 else None, chunk_seconds=1e-4))
+            run_task(layout, 0, TaskOptions(kernel=kernel, max_seconds=0 if attempts <= 80 else None, chunk_seconds=1e-4))
         except TaskInterrupted:
             pass
         assert attempts <= 81

@@ -97,19 +97,23 @@ def test_every_welch_array_is_found(tmp_path: Path, cli, p: int) -> None:  # typ
 
 @pytest.mark.parametrize("symmetry", ["canonical", "none"])
 def test_both_kernels_agree_state_by_state(symmetry: str) -> None:
-    """dfs (private arrays, the CPU default) and lds (__local arrays, the GPU default; the flow tests run
-    the default only): per state the same counts, nodes and arrays, and the published totals (n = 1: the
-    prefix is complete; a few sizes only, each is a build of each kernel)."""
+    """dfs (the plain search, the CPU default) and fc (forward checking, the GPU default; the flow tests
+    run the default only): per state the same counts and arrays, and the published totals; fc's nodes
+    are a part of dfs's tree (it only prunes), fewer in all from order 8 on. n = 1: the prefix is
+    complete; prefixes of several depths, down to one column, go through fc's replay and its per-depth
+    builds."""
     dev = device_context(select_devices(None)[0])
     problem = get_problem("costas")
-    assert VARIANTS == ("dfs", "lds")
-    for n in (1, 6, 11):
-        ladder = climb(problem, n, 64, 4.0, symmetry)
+    assert VARIANTS == ("dfs", "fc")
+    for n, target in ((1, 64), (6, 64), (9, 1), (11, 64), (12, 4000)):
+        ladder = climb(problem, n, target, 4.0, symmetry)
         out = {kernel: CostasKernel(dev, n, symmetry, count_nodes=True, variant=kernel)(ladder.states)
                for kernel in VARIANTS}
-        assert np.array_equal(out["dfs"].counts, out["lds"].counts), n
-        assert np.array_equal(out["dfs"].nodes, out["lds"].nodes), n
-        assert sorted(map(tuple, out["dfs"].solutions.tolist())) == sorted(map(tuple, out["lds"].solutions.tolist())), n
+        assert np.array_equal(out["dfs"].counts, out["fc"].counts), n
+        assert np.all(out["fc"].nodes <= out["dfs"].nodes), n
+        if n >= 8:
+            assert out["fc"].nodes.sum() < out["dfs"].nodes.sum(), n
+        assert sorted(map(tuple, out["dfs"].solutions.tolist())) == sorted(map(tuple, out["fc"].solutions.tolist())), n
         for kernel, o in out.items():
             tally = problem.tally(ladder.states, o.counts, o.solutions, symmetry)
             assert tally.weighted == published("costas_total", n), (kernel, n)

@@ -1,0 +1,125 @@
+"""Costas kernel variants side by side: one launch over an in-memory pool each, every array checked.
+
+    python bench/costas_kernels.py --device gpu --orders 16 17 18 19 20 --variants lds fc --target 1048576
+
+No files, no chunks: this isolates the kernel (bench/bench.py times the whole flow). Every row's arrays
+are checked by the host (permenum.problems.costas: each one a Costas array, classes counted at their
+representatives) and its total compared with the published count. ``--nodes`` adds a node-counting
+launch (a separate build) for each row. The last lines fit the growth of kernel seconds from order to
+order (the fastest variant's rows) and project orders 28-30 on the device that ran it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import numpy as np
+import pyopencl as cl
+from rich.console import Console
+from rich.table import Table
+
+from permenum.known import known
+from permenum.poolgen.generate import climb
+from permenum.problems import get_problem
+from permenum.solver.costas import VARIANTS, CostasKernel
+from permenum.solver.devices import select_devices
+from permenum.solver.opencl import DeviceContext, device_context
+
+SECONDS_PER_YEAR = 365.25 * 24 * 3600
+
+
+def build_note(dev: DeviceContext, kernel: cl.Kernel) -> str:
+    """Private and local memory of a build (and NVIDIA's register line when the log has one)."""
+    info = cl.kernel_work_group_info
+    private = kernel.get_work_group_info(info.PRIVATE_MEM_SIZE, dev.ref.device)
+    local = kernel.get_work_group_info(info.LOCAL_MEM_SIZE, dev.ref.device)
+    program = kernel.get_info(cl.kernel_info.PROGRAM)
+    log = program.get_build_info(dev.ref.device, cl.program_build_info.LOG)
+    regs = [line.strip() for line in log.splitlines() if "registers" in line]
+    return f"private {private} B, local {local} B" + (f"; {regs[-1]}" if regs else "")
+
+
+def growth_fit(orders: list[int], seconds: list[float]) -> tuple[float, float]:
+    """Least squares of log(ratio of consecutive orders) against the order: ratio(n) = a + b n."""
+    xs = [n for n, _ in zip(orders[1:], seconds[1:])]
+    rs = [math.log(s1 / s0) for s0, s1 in zip(seconds, seconds[1:])]
+    if len(rs) < 2:
+        return (rs[0] if rs else 0.0), 0.0
+    mx, my = sum(xs) / len(xs), sum(rs) / len(rs)
+    b = sum((x - mx) * (r - my) for x, r in zip(xs, rs)) / sum((x - mx) ** 2 for x in xs)
+    return my - b * mx, b
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--orders", type=int, nargs="+", default=[12, 13, 14])
+    ap.add_argument("--variants", nargs="+", default=list(VARIANTS),
+                    help=f"VARIANT or VARIANT:WG (work-group size); variants: {', '.join(VARIANTS)}")
+    ap.add_argument("--options", nargs="*", default=[], help="extra build options, e.g. -cl-nv-maxrregcount=64")
+    ap.add_argument("--symmetry", default="canonical")
+    ap.add_argument("--target", type=int, default=1 << 16, help="states in the pool (a GPU wants about 4 a lane)")
+    ap.add_argument("--repeat", type=int, default=1, help="timed launches per row (the fastest is shown)")
+    ap.add_argument("--nodes", action="store_true", help="also count nodes (a separate build)")
+    ap.add_argument("--budget", type=float, default=float("inf"), help="skip a variant's larger orders past S s")
+    args = ap.parse_args()
+    dev = device_context(select_devices(args.device)[0])
+    problem = get_problem("costas")
+    console = Console(width=160)
+    table = Table(title=f"Costas kernels on {dev.ref.label}")
+    for col in ("order", "variant", "states", "pool s", "kernel s", "arrays", "classes", "nodes", "nodes/s", "exact"):
+        table.add_column(col, justify="right")
+    best: dict[int, float] = {}
+    over: set[str] = set()
+    for n in args.orders:
+        t0 = time.perf_counter()
+        ladder = climb(problem, n, args.target, 4.0, args.symmetry)
+        pool_s = time.perf_counter() - t0
+        verbose = ("-cl-nv-verbose",) if "NVIDIA" in dev.ref.label else ()
+        for spec in args.variants:
+            if spec in over:
+                continue
+            variant, _, wg = spec.partition(":")
+            options = tuple(args.options)
+            kernel = CostasKernel(dev, n, args.symmetry, variant=variant, wg=int(wg) if wg else None,
+                                  build_options=options + verbose)
+            if n == args.orders[0]:
+                console.print(f"{spec}: {build_note(dev, kernel.kernel_for(ladder.depth))}", highlight=False)
+            runs = [kernel(ladder.states) for _ in range(args.repeat)]
+            seconds = min(r.kernel_seconds for r in runs)
+            tally = problem.tally(ladder.states, runs[0].counts, runs[0].solutions, args.symmetry)
+            nodes = None
+            if args.nodes:
+                out = CostasKernel(dev, n, args.symmetry, count_nodes=True, variant=variant, wg=int(wg) if wg else None,
+                                   build_options=options)(ladder.states)
+                nodes = int(np.sum(out.nodes, dtype=np.uint64))
+            exact = tally.weighted == known("costas_total", n) and tally.classes == known("costas_classes", n)
+            if exact:
+                best[n] = min(best.get(n, math.inf), seconds)
+            row = (str(n), spec, f"{len(ladder.states):,}", f"{pool_s:.2f}", f"{seconds:.3f}", f"{tally.weighted:,}",
+                   f"{tally.classes:,}", f"{nodes:.3e}" if nodes else "-", f"{nodes / seconds:.3e}" if nodes else "-",
+                   str(exact))
+            table.add_row(*row)
+            console.print(" | ".join(row), highlight=False)  # progress, in case the call is cut short
+            if seconds > args.budget:
+                over.add(spec)
+    console.print(table)
+    orders = sorted(n for n in best if n >= 14)
+    if len(orders) >= 3:
+        a, b = growth_fit(orders, [best[n] for n in orders])
+        last, seconds = orders[-1], best[orders[-1]]
+        projected = {}
+        for m in range(last + 1, 31):
+            seconds *= math.exp(a + b * m)
+            projected[m] = seconds
+        ratios = ", ".join(f"{math.exp(a + b * m):.2f}" for m in (orders[-1], 25, 30))
+        console.print(f"growth per order (fastest exact variant, orders {orders[0]}-{last}): x{ratios} at "
+                      f"orders {orders[-1]}, 25, 30", highlight=False)
+        console.print("projected on this device: " + ", ".join(
+            f"order {m} {projected[m] / SECONDS_PER_YEAR:.2f} device-years" for m in (28, 29, 30)), highlight=False)
+
+
+if __name__ == "__main__":
+    main()
