@@ -5,7 +5,7 @@
 #    `enumerate` builds them): N=18-20 with the default (skip, edges) beside skip-all (no dead-child
 #    filter) and skip in the dihedral (border placed first) and mirror modes, node counts for N=18;
 #    N=21 the same but mirror (and NQ_BIG=22 with the default).
-# 2. Costas 14-20 through the whole local flow (bench/bench.py, lds).
+# 2. Costas 14-20 through the whole local flow (bench/bench.py, fc).
 # 3. `permenum enumerate nqueens 21 --device gpu` and `enumerate costas 18 --device gpu` as a
 #    user runs them. Every count is checked against OEIS; every step writes its own log in OUTDIR
 #    (no pipes: a call cut short keeps them). NQ_BIG=22 adds N-Queens 22 (about 3-4 minutes);
