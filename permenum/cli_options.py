@@ -17,6 +17,7 @@ def task_options(f):  # type: ignore[no-untyped-def]
                      help="Bound on one kernel launch; a checkpoint is written after each.")(f)
     f = click.option("--count-nodes", is_flag=True, help="Use the node-counting build (slower).")(f)
     f = click.option("--kernel", "-k", default=None,
-                     help="Kernel variant (default for nqueens: skip on a GPU, skip-soa on a CPU; README \"Kernels\").")(f)
+                     help="Kernel variant (default: nqueens skip on a GPU, skip-soa on a CPU; costas fc on a GPU, dfs on a "
+                          "CPU; README \"Kernels\").")(f)
     f = click.option("--device", "-d", default=None, help="gpu | cpu | accelerator | all | PLATFORM:DEVICE[/K]")(f)
     return f
