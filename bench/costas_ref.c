@@ -30,36 +30,11 @@ static u32 canonical(int k, u32 c)
     return c;
 }
 
-static void plain(int k, u32 m)
-{
-    while (m) {
-        u32 bit = m & -m;
-        m ^= bit;
-        int v = __builtin_ctz(bit);
-        ++placements;
-        p[k] = v;
-        if (k == n - 1) {
-            ++found;
-            continue;
-        }
-        rows |= bit;
-        u32 c = ~rows & full;
-        int pk = v;
-        for (int d = 1; d <= k; ++d) {  // record column k's displacements, filter column k+1's rows
-            int q = p[k - d];
-            D[d] ^= 1ull << (v - q + n - 1);
-            c &= ~(u32)(D[d] >> (n - 1 - pk));
-            pk = q;
-        }
-        plain(k + 1, canonical(k + 1, c));
-        for (int d = 1; d <= k; ++d) D[d] ^= 1ull << (v - p[k - d] + n - 1);
-        rows ^= bit;
-    }
-}
+static int fc;
 
-static void forward(int k)
+// Column k's candidates m: each placed, then the next column searched (plain or forward checking).
+static void search(int k, u32 m)
 {
-    u32 m = dom[k][k];
     while (m) {
         u32 bit = m & -m;
         m ^= bit;
@@ -70,18 +45,32 @@ static void forward(int k)
             ++found;
             continue;
         }
-        for (int d = 1; d <= k; ++d) D[d] ^= 1ull << (v - p[k - d] + n - 1);
-        u32 any = 0, dead = 0;
-        for (int j = k + 1; j < n; ++j) {
-            u32 x = dom[k][j] & ~bit & ~(u32)(D[j - k] >> (n - 1 - v));
-            dom[k + 1][j] = x;
-            dead |= x == 0;
-            any |= x;
-        }
-        if (!dead && !(~(rows | bit) & full & ~any)) {
+        if (!fc) {
+            u32 c = ~(rows | bit) & full;
+            int pk = v;
+            for (int d = 1; d <= k; ++d) {  // record column k's displacements, filter column k+1's rows
+                int q = p[k - d];
+                D[d] ^= 1ull << (v - q + n - 1);
+                c &= ~(u32)(D[d] >> (n - 1 - pk));
+                pk = q;
+            }
             rows |= bit;
-            forward(k + 1);
+            search(k + 1, canonical(k + 1, c));
             rows ^= bit;
+        } else {
+            for (int d = 1; d <= k; ++d) D[d] ^= 1ull << (v - p[k - d] + n - 1);
+            u32 any = 0, dead = 0;
+            for (int j = k + 1; j < n; ++j) {  // every column ahead narrowed at once
+                u32 x = dom[k][j] & ~bit & ~(u32)(D[j - k] >> (n - 1 - v));
+                dom[k + 1][j] = x;
+                dead |= x == 0;
+                any |= x;
+            }
+            if (!dead && !(~(rows | bit) & full & ~any)) {
+                rows |= bit;
+                search(k + 1, dom[k + 1][k + 1]);
+                rows ^= bit;
+            }
         }
         for (int d = 1; d <= k; ++d) D[d] ^= 1ull << (v - p[k - d] + n - 1);
     }
@@ -90,7 +79,7 @@ static void forward(int k)
 int main(int argc, char **argv)
 {
     n = argc > 1 ? atoi(argv[1]) : 0;
-    int fc = argc > 2 && !strcmp(argv[2], "fc");
+    fc = argc > 2 && !strcmp(argv[2], "fc");
     if (n < 2 || n > 31) {
         fprintf(stderr, "usage: costas_ref N [fc]   (2 <= N <= 31)\n");
         return 2;
@@ -103,12 +92,8 @@ int main(int argc, char **argv)
         rows = 1u << p0;
         mid = ((full >> p0) << p0) & (full >> p0);
         ++placements;
-        if (fc) {
-            for (int j = 1; j < n; ++j) dom[1][j] = canonical(j, full & ~rows);
-            forward(1);
-        } else {
-            plain(1, canonical(1, full & ~rows));
-        }
+        for (int j = 1; j < n; ++j) dom[1][j] = canonical(j, full & ~rows);
+        search(1, dom[1][1]);
     }
     printf("order %d %s: %lld placements, %lld arrays found (canonical), %.2f s\n", n, fc ? "fc" : "plain",
            placements, found, (double)(clock() - t) / CLOCKS_PER_SEC);
