@@ -63,6 +63,23 @@ def projection(last: int, seconds: float, ratio: Callable[[int], float], upto: i
     return out
 
 
+def print_growth(console: Console, best: dict[int, float], fit_from: int) -> None:
+    """The ratio of consecutive orders' seconds, its linear fit, and orders 28-30 projected both ways."""
+    orders = sorted(n for n in best if n >= fit_from)
+    if len(orders) >= 3:
+        a, b = growth_fit(orders, [best[n] for n in orders])
+        last = orders[-1]
+        measured = ", ".join(f"{best[m] / best[m - 1]:.2f} ({m})" for m in orders[1:])
+        console.print(f"ratio of consecutive orders (fastest exact variant): {measured}; fit a + b n: "
+                      f"{a:.2f} + {b:.3f} n", highlight=False)
+        for label, ratio in (("the last ratio held", lambda m: best[last] / best[last - 1]),
+                             ("the fitted trend", lambda m: a + b * m)):
+            years = projection(last, best[last], ratio)
+            console.print(f"projected on this device, {label}: " + ", ".join(
+                f"order {m} {years[m] / SECONDS_PER_YEAR:.2f}" for m in (28, 29, 30)) + " device-years",
+                highlight=False)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default=None)
@@ -118,19 +135,7 @@ def main() -> None:
             if seconds > args.budget:
                 over.add(spec)
     console.print(table)
-    orders = sorted(n for n in best if n >= args.fit_from)
-    if len(orders) >= 3:
-        a, b = growth_fit(orders, [best[n] for n in orders])
-        last = orders[-1]
-        measured = ", ".join(f"{best[m] / best[m - 1]:.2f} ({m})" for m in orders[1:])
-        console.print(f"ratio of consecutive orders (fastest exact variant): {measured}; fit a + b n: "
-                      f"{a:.2f} + {b:.3f} n", highlight=False)
-        for label, ratio in (("the last ratio held", lambda m: best[last] / best[last - 1]),
-                             ("the fitted trend", lambda m: a + b * m)):
-            years = projection(last, best[last], ratio)
-            console.print(f"projected on this device, {label}: " + ", ".join(
-                f"order {m} {years[m] / SECONDS_PER_YEAR:.2f}" for m in (28, 29, 30)) + " device-years",
-                highlight=False)
+    print_growth(console, best, args.fit_from)
 
 if __name__ == "__main__":
     main()

@@ -133,7 +133,7 @@ __kernel void costas_dfs(const uint n, const uint depth, const uint nstates,
 // rows v + D[e], D[e] the displacements at distance e with the new ones (a displacement repeated by the
 // new dot and one closing a parallelogram with it are the same rows) -- and kills the node when a column
 // ahead has no row left or a free row no column. Orders 13-15 in C: 1.56x fewer placements than dfs and
-// 3.2x fewer nodes expanded at order 15; the row check is worth 1.3x on the H100 (bench/NOTES.md).
+// 3.2x fewer nodes expanded at order 15; the row check is worth 1.4x on the H100 (bench/NOTES.md).
 // Everything a pass reads is in registers, indexed by compile-time distances e = 1..NMAX-1 (loops
 // unrolled, the build is for n == NMAX; n_ is unused): D[e] as one 64-bit mask (bit displacement + n-1),
 // back[e] the row of column k - e, ahead[e] the domain of column k + e. The loops run over every e with
@@ -188,43 +188,42 @@ void costas_fc(const uint n_, const uint depth, const uint nstates,
                 for (uint e = 1; e <= NE; ++e)
                     if (e + k <= NE) ahead[e] = SAHEAD(slot + e - 1u);
                 if (cand == 0u) continue;  // that level is used up too: pop again
-            } else {
-            // this state is done: the next one
-            if (i != 0xffffffffu) {
-                counts[i] = cnt;
+            } else {  // this state is done: the next one
+                if (i != 0xffffffffu) {
+                    counts[i] = cnt;
 #ifdef COUNT_NODES
-                nodes[i] = nd;
+                    nodes[i] = nd;
 #endif
-            }
-            i = atomic_inc(next);
-            if (i >= nstates) break;
-            cnt = 0;
-            nd = 1;
-            __global const uchar *pre = prefixes + (size_t)i * depth;
-            if (depth >= n) {  // a complete array
-                cnt = 1;
-                const uint s = atomic_inc(nfound);
-                if (s < capacity)
-                    for (uint c = 0; c < n; ++c) found[s * n + c] = pre[c];
-                continue;  // k = depth, cand = 0: done again at once
-            }
-            const uint p0 = pre[0];
-            rows = 0u;
-            k = 0u;
-            slot = 0u;
+                }
+                i = atomic_inc(next);
+                if (i >= nstates) break;
+                cnt = 0;
+                nd = 1;
+                __global const uchar *pre = prefixes + (size_t)i * depth;
+                if (depth >= n) {  // a complete array
+                    cnt = 1;
+                    const uint s = atomic_inc(nfound);
+                    if (s < capacity)
+                        for (uint c = 0; c < n; ++c) found[s * n + c] = pre[c];
+                    continue;  // k = depth, cand = 0: done again at once
+                }
+                const uint p0 = pre[0];
+                rows = 0u;
+                k = 0u;
+                slot = 0u;
 #pragma unroll
-            for (uint e = 1; e <= NE; ++e) {
-                D[e] = 0;
-                back[e] = 0u;
-                uint a = full;
+                for (uint e = 1; e <= NE; ++e) {
+                    D[e] = 0;
+                    back[e] = 0u;
+                    uint a = full;
 #if CANONICAL
-                // rows 0 and n-1 only in columns p0..n-1-p0, the last column's row in p0..n-1-p0
-                if (e < p0 || e > n - 1u - p0) a &= ~(1u | (1u << (n - 1u)));
-                if (e == n - 1u) a &= (full >> p0) << p0 & (full >> p0);
+                    // rows 0 and n-1 only in columns p0..n-1-p0, the last column's row in p0..n-1-p0
+                    if (e < p0 || e > n - 1u - p0) a &= ~(1u | (1u << (n - 1u)));
+                    if (e == n - 1u) a &= (full >> p0) << p0 & (full >> p0);
 #endif
-                ahead[e] = a;
-            }
-            cand = 1u << p0;
+                    ahead[e] = a;
+                }
+                cand = 1u << p0;
             }
         }
         // take one row for column k: forced while replaying the prefix, else the lowest candidate
