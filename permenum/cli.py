@@ -210,7 +210,13 @@ def _print_collect(run: str, show_ledger: bool = True) -> int:
 @cli.command(name="collect")
 @click.argument("run", type=click.Path(file_okay=False))
 def collect_cmd(run: str) -> None:
-    """Rebuild ledger.parquet from the result files and check the total against the published count."""
+    """Rebuild ledger.parquet from the result files and check the total against the published count
+    (a search run: which task found, after how long, what every task tried)."""
+    layout = _layout(run)
+    if layout.search_plan.exists():
+        from permenum.cli_search import print_search_status
+
+        sys.exit(print_search_status(layout))
     sys.exit(_print_collect(run))
 
 
@@ -300,6 +306,10 @@ _register_report(cli)
 from permenum.cli_estimate import register as _register_estimate  # noqa: E402  (estimate)
 
 _register_estimate(cli)
+
+from permenum.cli_search import register as _register_search  # noqa: E402  (search, search-task)
+
+_register_search(cli)
 
 
 def main() -> None:

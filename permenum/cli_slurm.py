@@ -139,6 +139,11 @@ def status(run: str, as_json: bool) -> None:
     from permenum.slurm.status import gather, was_submitted
 
     layout = _run_layout(run)
+    if layout.search_plan.exists():
+        from permenum.cli_search import print_search_status
+
+        print_search_status(layout, ask_scheduler=was_submitted(layout))
+        return
     if was_submitted(layout):
         with _slurm_errors():
             backend, note = _backend()

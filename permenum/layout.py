@@ -109,3 +109,20 @@ class RunLayout:
 
     def task_log(self, partition: int) -> Path:
         return self.logs_dir / f"{self.part_name(partition)}.log"
+
+    # a search run (permenum search --run-dir / --submit): its plan, one record per task, the first find
+
+    @property
+    def search_plan(self) -> Path:
+        return self.root / "search.json"
+
+    @property
+    def search_found(self) -> Path:
+        """The first task to find writes it (never replaced): the run's answer."""
+        return self.root / "found.json"
+
+    def search_task_file(self, task: int) -> Path:
+        return self.results_dir / f"task-{task:05d}.json"
+
+    def search_task_log(self, task: int) -> Path:
+        return self.logs_dir / f"task-{task:05d}.log"

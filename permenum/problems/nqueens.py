@@ -315,3 +315,12 @@ class NQueens(Problem):
                 children.weight[done_now] = edge_weight(n, prefix[done_now])
             children = children.take(np.nonzero(children.weight)[0])
         return self._alive(n, children, symmetry)
+
+
+def is_queens_solution(rows: list[int]) -> bool:
+    """rows[c] = the row of column c's queen: a permutation with no two queens on a diagonal (numpy: N up to 10^8)."""
+    q = np.asarray(rows, dtype=np.int64)
+    n, c = len(q), np.arange(len(q))
+    if n == 0 or not np.array_equal(np.sort(q), c):
+        return False
+    return len(np.unique(q + c)) == n and len(np.unique(q - c)) == n

@@ -1,0 +1,191 @@
+"""`permenum search` (find one solution by multi-walk local search) and `permenum search-task` (one task of
+a search run: what each SLURM array task executes). Thin: parse, call permenum.jobs.search, print."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich.console import Console
+
+from permenum.errors import UserError
+from permenum.layout import RunLayout
+
+if TYPE_CHECKING:
+    from permenum.jobs.search import Request
+    from permenum.records import SearchResult
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+EXIT_NOT_FOUND = 1
+
+
+def _stop_on_signals(device: str | None) -> threading.Event:
+    """USR1/TERM/Ctrl-C stop the walks after their current launch (the device opened with the signals held)."""
+    from permenum.jobs.environment import StopRequest
+    from permenum.solver.opencl import open_devices
+
+    stop = StopRequest(lambda line: err.print(line.replace("chunk", "launch"), markup=False))
+    stop.around_device_start(lambda: open_devices(device))
+    return stop.event
+
+
+def _report(result: "SearchResult", out_file: str | None) -> int:
+    """Print a found solution as one line of rows (stdout) and what it took (stderr); or what was tried."""
+    from permenum.records import write_search_result
+
+    if out_file:
+        write_search_result(Path(out_file), result)
+    tried = f"{result.walks} walks, {result.iterations} iterations"
+    if result.found:
+        sys.stdout.write(" ".join(map(str, result.solution or [])) + "\n")
+        err.print(f"{result.problem} n={result.n}: found by walk {result.walk} (seed {result.walk_seed}) after "
+                  f"{result.iterations} iterations; {result.walks} walks, {result.seconds:.2f} s "
+                  f"(kernels {result.kernel_seconds:.2f} s) on {result.device}; checked", markup=False)
+        return 0
+    err.print(f"{result.problem} n={result.n}: not found ({result.status}): {tried} per walk, lowest cost "
+              f"{result.best}, {result.seconds:.2f} s on {result.device}", markup=False)
+    return EXIT_NOT_FOUND
+
+
+def print_search_status(layout: RunLayout, ask_scheduler: bool = False) -> int:
+    """What `status` and `collect` say about a search run: each task's end, who found, after how long,
+    how many walk-iterations all tasks tried; with ``ask_scheduler``, the tasks SLURM still holds."""
+    from permenum.jobs.search import summarize
+
+    s = summarize(layout)
+    p = s.plan
+    if ask_scheduler:
+        from permenum.cli_slurm import _backend, _slurm_errors
+        from permenum.ranges import compact_ranges
+        from permenum.slurm.search import queue
+
+        with _slurm_errors():
+            held = queue(_backend()[0], p)
+        for state in sorted({t.state for t in held}):
+            out.print(f"{state.lower()}: tasks {compact_ranges(sorted(t.index for t in held if t.state == state))}",
+                      markup=False)
+    out.print(f"search {p.problem} n={p.n}, seed {p.seed}: {len(s.ended)}/{p.tasks} tasks ended; "
+              f"{s.walk_iterations} walk-iterations in all", markup=False)
+    for t, r in sorted(s.ended.items()):
+        out.print(f"  task {t}: {r.status}, {r.walks} walks x {r.iterations} iterations, lowest cost {r.best}, "
+                  f"{r.seconds:.2f} s on {r.device}", markup=False)
+    for t, why in sorted(s.damaged.items()):
+        err.print(f"  task {t}: damaged record: {why}", markup=False)
+    if s.found is None:
+        out.print("no solution found yet", markup=False)
+        return EXIT_NOT_FOUND
+    f = s.found
+    out.print(f"found by task {f.task}, walk {f.walk} (seed {f.walk_seed}), after {f.iterations} iterations and "
+              f"{f.seconds:.2f} s; checked; {layout.search_found}", markup=False)
+    return 0
+
+
+@click.command()
+@click.argument("problem")
+@click.argument("n", type=int)
+@click.option("--seed", type=click.IntRange(min=0, max=(1 << 64) - 1), default=0, show_default=True,
+              help="Walk w of task t starts from seed + t * 2^32 + w: the same seed finds the same solution.")
+@click.option("--walks", type=click.IntRange(min=1), default=None, help="Walks per task (default: what fills the device).")
+@click.option("--device", "-d", default=None, help="gpu | cpu | accelerator | PLATFORM:DEVICE")
+@click.option("--max-seconds", type=click.FloatRange(min=0), default=None, help="Give up after this long (exit 1).")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
+              help="Write the result as JSON (problem, n, solution, seed, walks, iterations, seconds, device, ...).")
+@click.option("--run-dir", type=click.Path(file_okay=False), default=None,
+              help="Keep the search as a run (search.json, one record per task, found.json).")
+@click.option("--tasks", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Tasks with disjoint seed ranges: local workers, or array tasks with --submit.")
+@click.option("--submit", "to_slurm", is_flag=True, help="Submit the tasks as a SLURM array (needs --run-dir).")
+@click.option("--time", "time_limit", default=None, help="With --submit: time limit per task, e.g. 01:00:00.")
+@click.option("--partition", "slurm_partition", default=None, help="With --submit: SLURM partition.")
+@click.option("--account", default=None, help="With --submit: SLURM account.")
+@click.option("--gpus-per-task", "-G", type=int, default=None, help="With --submit: --gres=gpu:G per task.")
+@click.option("--throttle", "-T", type=int, default=None, help="With --submit: at most T tasks at once.")
+@click.option("--sbatch-arg", "sbatch_args", multiple=True, help="With --submit: extra sbatch option, repeatable.")
+def search(problem: str, n: int, seed: int, walks: int | None, device: str | None, max_seconds: float | None,
+           out_file: str | None, run_dir: str | None, tasks: int, to_slurm: bool, time_limit: str | None,
+           slurm_partition: str | None, account: str | None, gpus_per_task: int | None, throttle: int | None,
+           sbatch_args: tuple[str, ...]) -> None:
+    """Find one solution of PROBLEM (costas | nqueens) of size N by many independent local-search walks.
+
+    Prints the solution as one line of rows (0-based, column by column) after checking it with code
+    independent of the kernels. Exit 0 when found, 1 when not (time limit or stopped), 2 on bad input.
+    """
+    from permenum.jobs.search import Request, check_request, create_run, run_local, search as run_search
+
+    check_request(problem, n)
+    request = Request(problem, n, seed, 0, walks, max_seconds, device)
+    if to_slurm:
+        sys.exit(_submit(request, tasks, run_dir, (time_limit, slurm_partition, account, gpus_per_task, throttle,
+                                                   sbatch_args)))
+    if run_dir is None and tasks == 1:
+        stop = _stop_on_signals(device)
+        sys.exit(_report(run_search(request, stop, progress=lambda line: err.print(line, markup=False)), out_file))
+    tmp = None if run_dir else tempfile.mkdtemp(prefix=f"permenum-search-{problem}-{n}-")
+    layout = RunLayout(Path(run_dir or Path(tmp) / "run"))  # type: ignore[arg-type]
+    try:
+        create_run(layout, request, tasks)
+        run_local(layout, _stop_on_signals(device), progress=lambda line: err.print(line, markup=False))
+        rc = print_search_status(layout)
+        if out_file and layout.search_found.exists():
+            shutil.copyfile(layout.search_found, out_file)
+        sys.exit(rc)
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _submit(request: "Request", tasks: int, run_dir: str | None, sbatch: tuple[Any, ...]) -> int:
+    from permenum.cli_slurm import _backend, _slurm_errors
+    from permenum.jobs.search import create_run
+    from permenum.slurm.script import SbatchOptions
+    from permenum.slurm.search import submit
+
+    if run_dir is None:
+        raise UserError("--submit needs --run-dir (on shared storage: every task writes its record there)")
+    time_limit, partition, account, gpus, throttle, extra = sbatch
+    options = SbatchOptions(throttle, gpus, time_limit, partition, account, tuple(extra))
+    options.validate()
+    layout = RunLayout(Path(run_dir))
+    with _slurm_errors():
+        backend, _ = _backend()
+        plan = create_run(layout, request, tasks)
+        submitted = submit(layout, plan, backend, options)
+    out.print(f"submitted job {submitted.job_id}: {tasks} search tasks; follow with "
+              f"`permenum status {shlex.quote(str(layout.root))}`", markup=False)
+    return 0
+
+
+@click.command(name="search-task")
+@click.argument("run", type=click.Path(file_okay=False))
+@click.option("--task", "-t", type=click.IntRange(min=0), required=True)
+@click.option("--device", "-d", default=None, help="Override the run's device for this task.")
+def search_task(run: str, task: int, device: str | None) -> None:
+    """One task of a search run (what each array task of `search --submit` executes).
+
+    The first task to find writes RUN/found.json and cancels the rest of the array; a cancelled or
+    stopped task writes what it tried. Exit 0 when it found or another task did, else 1.
+    """
+    from permenum.jobs.search import run_task
+    from permenum.records import load_search_plan
+    from permenum.slurm.search import cancel_others
+
+    layout = RunLayout(Path(run))
+    plan = load_search_plan(layout)
+    stop = _stop_on_signals(device or plan.device)
+    result = run_task(layout, task, stop, lambda: err.print(cancel_others(plan, task), markup=False), device,
+                      progress=lambda line: err.print(line, markup=False))
+    rc = _report(result, None)
+    sys.exit(0 if result.found or result.status == "cancelled" else rc)
+
+
+def register(group: click.Group) -> None:
+    for command in (search, search_task):
+        group.add_command(command)
