@@ -316,7 +316,7 @@ def main() -> None:
     from permenum.jobs.environment import StopRequest
 
     stop = StopRequest(lambda line: err.print(line))
-    if len(sys.argv) > 1 and sys.argv[1] == "task":
+    if len(sys.argv) > 1 and sys.argv[1] in ("task", "search-task"):
         stop.install(release=True)  # before click parses: a signal while the task starts asks it to stop
     try:
         cli.main(standalone_mode=False, obj=stop)

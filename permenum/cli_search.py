@@ -18,6 +18,7 @@ from permenum.errors import UserError
 from permenum.layout import RunLayout
 
 if TYPE_CHECKING:
+    from permenum.jobs.environment import StopRequest
     from permenum.jobs.search import Request
     from permenum.records import SearchResult
 
@@ -27,12 +28,13 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 EXIT_NOT_FOUND = 1
 
 
-def _stop_on_signals(device: str | None) -> threading.Event:
-    """USR1/TERM/Ctrl-C stop the walks after their current launch (the device opened with the signals held)."""
+def _stop_on_signals(device: str | None, stop: "StopRequest | None" = None) -> threading.Event:
+    """USR1/TERM/Ctrl-C stop the walks after their current launch (the device opened with the signals held;
+    `search-task` gets the request main() installed before click parsed, so an early scancel counts too)."""
     from permenum.jobs.environment import StopRequest
     from permenum.solver.opencl import open_devices
 
-    stop = StopRequest(lambda line: err.print(line.replace("chunk", "launch"), markup=False))
+    stop = stop or StopRequest(lambda line: err.print(line, markup=False))
     stop.around_device_start(lambda: open_devices(device))
     return stop.event
 
@@ -167,7 +169,8 @@ def _submit(request: "Request", tasks: int, run_dir: str | None, sbatch: tuple[A
 @click.argument("run", type=click.Path(file_okay=False))
 @click.option("--task", "-t", type=click.IntRange(min=0), required=True)
 @click.option("--device", "-d", default=None, help="Override the run's device for this task.")
-def search_task(run: str, task: int, device: str | None) -> None:
+@click.pass_obj
+def search_task(early: "StopRequest | None", run: str, task: int, device: str | None) -> None:
     """One task of a search run (what each array task of `search --submit` executes).
 
     The first task to find writes RUN/found.json and cancels the rest of the array; a cancelled or
@@ -179,7 +182,7 @@ def search_task(run: str, task: int, device: str | None) -> None:
 
     layout = RunLayout(Path(run))
     plan = load_search_plan(layout)
-    stop = _stop_on_signals(device or plan.device)
+    stop = _stop_on_signals(device or plan.device, early)
     result = run_task(layout, task, stop, lambda: err.print(cancel_others(plan, task), markup=False), device,
                       progress=lambda line: err.print(line, markup=False))
     rc = _report(result, None)
