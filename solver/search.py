@@ -80,7 +80,7 @@ class CostasSearch:
         if len(hits):
             walk = int(hits[np.argmin(found_at[hits])])  # argmin: the lowest index among equal iterations
             values = download(dev, self.values, self.walks * self.n, np.uint8).reshape(self.walks, self.n)
-            found = Find([int(x) for x in values[walk]], walk, int(found_at[walk]) - 1)
+            found = Find(values[walk].tolist(), walk, int(found_at[walk]) - 1)
         return Progress(self.iterations, 0 if found else best, found, event_seconds(event))
 
 
@@ -91,11 +91,11 @@ def default_walks(dev: DeviceContext, lanes: int) -> int:
 
 
 #: Min-conflicts settings (search_nqueens.cl), measured in bench/search.py; see bench/NOTES.md.
-QUEENS_TRIES = 4
+QUEENS_TRIES = 8
 QUEENS_NOISE = 16
 QUEENS_BLOCK = 8  # passes over one scan's list
 QUEENS_GROUP = 64
-QUEENS_PLACE_TRIES = 16
+QUEENS_PLACE_TRIES = 256
 QUEENS_MIN_SEGMENT = 32
 
 
@@ -172,7 +172,7 @@ class QueensSearch:
             walk = int(hits[np.argmin(solved_at[hits])])
             board = np.empty(self.n, np.uint32)
             cl.enqueue_copy(self.dev.queue, board, self.q, src_offset=4 * walk * self.n)
-            found = Find([int(x) for x in board], walk, int(solved_at[walk]) - 1)
+            found = Find(board.tolist(), walk, int(solved_at[walk]) - 1)
         return Progress(self.iterations, 0 if found else best, found, seconds)
 
 
