@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from permenum.errors import UserError
 from permenum.jobs.environment import TaskEnvironment
@@ -131,10 +131,10 @@ def run_task(layout: RunLayout, task: int, stop: threading.Event, on_found: Call
     if layout.search_found.exists():
         raise UserError(f"this search has found already ({layout.search_found}); task {task} not run")
     if device:
-        request = Request(**{**request.__dict__, "device": device})
+        request = replace(request, device=device)
     result = search(request, stop, plan.run_id, progress)
     if result.status == "stopped" and layout.search_found.exists():
-        result = SearchResult(**{**result.__dict__, "status": "cancelled"})  # another task found first
+        result = replace(result, status="cancelled")  # another task found first
     write_search_result(path, result)
     if result.found:
         try:

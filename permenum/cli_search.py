@@ -65,12 +65,12 @@ def print_search_status(layout: RunLayout, ask_scheduler: bool = False) -> int:
     s = summarize(layout)
     p = s.plan
     if ask_scheduler:
-        from permenum.cli_slurm import _backend, _slurm_errors
+        from permenum.cli_slurm import slurm_backend, slurm_errors
         from permenum.ranges import compact_ranges
         from permenum.slurm.search import queue
 
-        with _slurm_errors():
-            held = queue(_backend()[0], p)
+        with slurm_errors():
+            held = queue(slurm_backend()[0], p)
         for state in sorted({t.state for t in held}):
             out.print(f"{state.lower()}: tasks {compact_ranges(sorted(t.index for t in held if t.state == state))}",
                       markup=False)
@@ -145,7 +145,7 @@ def search(problem: str, n: int, seed: int, walks: int | None, device: str | Non
 
 
 def _submit(request: "Request", tasks: int, run_dir: str | None, sbatch: tuple[Any, ...]) -> int:
-    from permenum.cli_slurm import _backend, _slurm_errors
+    from permenum.cli_slurm import slurm_backend, slurm_errors
     from permenum.jobs.search import create_run
     from permenum.slurm.script import SbatchOptions
     from permenum.slurm.search import submit
@@ -156,8 +156,8 @@ def _submit(request: "Request", tasks: int, run_dir: str | None, sbatch: tuple[A
     options = SbatchOptions(throttle, gpus, time_limit, partition, account, tuple(extra))
     options.validate()
     layout = RunLayout(Path(run_dir))
-    with _slurm_errors():
-        backend, _ = _backend()
+    with slurm_errors():
+        backend, _ = slurm_backend()
         plan = create_run(layout, request, tasks)
         submitted = submit(layout, plan, backend, options)
     out.print(f"submitted job {submitted.job_id}: {tasks} search tasks; follow with "

@@ -39,7 +39,7 @@ SHOWN_EVIDENCE = 3
 
 
 @contextmanager
-def _slurm_errors() -> Iterator[None]:
+def slurm_errors() -> Iterator[None]:
     from permenum.slurm.cluster import ClusterError
     from permenum.slurm.commands import SlurmCommandError
 
@@ -59,7 +59,7 @@ def _run_layout(run: str) -> RunLayout:
     return layout
 
 
-def _backend() -> tuple[Backend, str]:
+def slurm_backend() -> tuple[Backend, str]:
     from permenum.slurm.backend import select_backend
 
     return select_backend()
@@ -100,8 +100,8 @@ def submit(run: str, throttle: int | None, gpus_per_task: int | None, time_limit
         click.echo(sub.render_script(layout, load_manifest(layout), options), nl=False)
         err.print(f"dry run: nothing written or submitted (the script would be {layout.sbatch_script})")
         return
-    with _slurm_errors():
-        backend, note = _backend()
+    with slurm_errors():
+        backend, note = slurm_backend()
         outcome, _ = sub.submit(layout, backend, options, force, note)
     out.print(outcome.message, markup=False)
     if outcome.submitted:
@@ -120,8 +120,8 @@ def resubmit(run: str, include_missing: bool, force: bool, throttle: int | None,
     from permenum.slurm import submit as sub
 
     layout = _run_layout(run)
-    with _slurm_errors():
-        backend, note = _backend()
+    with slurm_errors():
+        backend, note = slurm_backend()
         outcome, _ = sub.resubmit(layout, backend, include_missing, force, throttle, dry_run, note)
     out.print(outcome.message, markup=False)
 
@@ -145,8 +145,8 @@ def status(run: str, as_json: bool) -> None:
         print_search_status(layout, ask_scheduler=was_submitted(layout))
         return
     if was_submitted(layout):
-        with _slurm_errors():
-            backend, note = _backend()
+        with slurm_errors():
+            backend, note = slurm_backend()
             report = gather(layout, backend, note)
     else:
         report = gather(layout, None)
@@ -223,7 +223,7 @@ def cluster_up(state_dir: str | None, cpus: int | None, max_array_size: int) -> 
     """Start the daemons (installing slurm-wlm and munge if missing) and print the SLURM_CONF to export."""
     from permenum.slurm import cluster as c
 
-    with _slurm_errors():
+    with slurm_errors():
         c.ensure_installed()
         info = c.up(_state_dir(state_dir), cpus, max_array_size)
     err.print(f"cluster up in {info.state_dir}; point SLURM's commands at it with:", markup=False)
@@ -236,7 +236,7 @@ def cluster_down(state_dir: str | None) -> None:
     """Stop the daemons this state dir started (by their recorded pids; nothing else is touched)."""
     from permenum.slurm import cluster as c
 
-    with _slurm_errors():
+    with slurm_errors():
         c.down(_state_dir(state_dir))
     out.print(f"cluster in {_state_dir(state_dir)} is down", markup=False)
 

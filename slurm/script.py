@@ -137,7 +137,7 @@ def entry_point_dir() -> Path:
                     "(pip install -e .) so compute nodes can run `permenum task`")
 
 
-def _quote_option(arg: str) -> str:
+def quote_option(arg: str) -> str:
     """``--comment=a b`` -> ``--comment='a b'``: quote the value, keep the option name readable."""
     name, sep, value = arg.partition("=")
     return f"{name}={shlex.quote(value)}" if sep and name.startswith("--") else shlex.quote(arg)
@@ -156,7 +156,7 @@ def check_run_path(layout: RunLayout) -> None:
                         "as patterns, and a line break would split the batch script; move the run to a path without them")
 
 
-def _comment(text: str) -> str:
+def comment_line(text: str) -> str:
     """One comment line whatever ``text`` holds (a newline in it would start a command)."""
     return "# " + "".join(c if c.isprintable() else "?" for c in text)
 
@@ -182,11 +182,11 @@ def render(layout: RunLayout, job_name: str, num_partitions: int, options: Sbatc
         directives.append(f"--account={q(options.account)}")
     if options.gpus_per_task:
         directives.append(f"--gres=gpu:{options.gpus_per_task}")
-    directives.extend(_quote_option(a) for a in options.extra)
+    directives.extend(quote_option(a) for a in options.extra)
     task = ["permenum", "task", q(str(layout.root)), "--partition", '"$partition"', *task_args(options.task)]
     lines = [
         "#!/bin/bash",
-        _comment(title),
+        comment_line(title),
         "# Rendered by `permenum submit`. Partition = array index + the offset given as the script's argument",
         "# (default 0; `submit` and `resubmit` hand one beyond the cluster's MaxArraySize and record it, and",
         "# `status` reads it there): `sbatch --array=<partitions> <this file>` runs those partitions.",

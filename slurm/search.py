@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import shlex
 
+from permenum.atomic import write_bytes_atomic
 from permenum.errors import UserError
 from permenum.jobs.environment import TaskEnvironment
 from permenum.layout import RunLayout
-from permenum.records import SearchPlan
+from permenum.records import SearchPlan, now_utc
 from permenum.slurm import commands
 from permenum.slurm.backend import Backend, Submitted
 from permenum.slurm.queue import TaskState, array_spec
-from permenum.slurm.script import SbatchOptions, _comment, _quote_option, check_run_path, entry_point_dir
+from permenum.slurm.script import SbatchOptions, check_run_path, comment_line, entry_point_dir, quote_option
 from permenum.slurm.submissions import append_submission
 
 
@@ -37,10 +38,10 @@ def render(layout: RunLayout, plan: SearchPlan, options: SbatchOptions) -> str:
     directives += [f"--partition={q(options.partition)}"] if options.partition else []
     directives += [f"--account={q(options.account)}"] if options.account else []
     directives += [f"--gres=gpu:{options.gpus_per_task}"] if options.gpus_per_task else []
-    directives += [_quote_option(a) for a in options.extra]
+    directives += [quote_option(a) for a in options.extra]
     lines = [
         "#!/bin/bash",
-        _comment(f"permenum search: {plan.problem} n={plan.n}, {plan.tasks} tasks from seed {plan.seed}, run {plan.run_id}"),
+        comment_line(f"permenum search: {plan.problem} n={plan.n}, {plan.tasks} tasks from seed {plan.seed}, run {plan.run_id}"),
         "# Rendered by `permenum search --submit`. Array index = task (its seeds: search.json's seed + task * 2^32 + walk).",
         *(f"#SBATCH {d}" for d in directives),
         "",
@@ -54,8 +55,6 @@ def render(layout: RunLayout, plan: SearchPlan, options: SbatchOptions) -> str:
 
 
 def submit(layout: RunLayout, plan: SearchPlan, backend: Backend, options: SbatchOptions) -> Submitted:
-    from permenum.atomic import write_bytes_atomic
-
     limit = backend.config().get("MaxArraySize", "")
     if limit.isdigit() and plan.tasks > int(limit):
         raise UserError(f"--tasks {plan.tasks} is more than this cluster's MaxArraySize ({limit}): ask for fewer tasks "
@@ -65,8 +64,6 @@ def submit(layout: RunLayout, plan: SearchPlan, backend: Backend, options: Sbatc
     layout.logs_dir.mkdir(parents=True, exist_ok=True)  # SLURM cannot create the --output directory
     spec = array_spec(list(range(plan.tasks)), options.throttle)
     submitted = backend.submit(script, [f"--array={spec}"])
-    from permenum.records import now_utc
-
     append_submission(layout, {"time": now_utc(), "kind": "search", "job_id": submitted.job_id,
                                "cluster": submitted.cluster, "array": spec, "offset": 0,
                                "partitions": f"0-{plan.tasks - 1}", "throttle": options.throttle,
