@@ -349,27 +349,43 @@ static inline int try_swap(u32 x, u32 y)
     return 0;
 }
 
-// Placement; returns the number of queens placed with a conflict.
+// Placement; returns the collisions it leaves (sum over diagonals of count - 1). The draws come
+// from a ring of PF random words, so that the row q[j] of a draw PF tries ahead and the diagonal
+// counters of a draw PF/2 ahead are prefetched (j = i + u * (N - i) >> 32 with the current i:
+// the column moves on by a few cells at most meanwhile, the same cache line or the next); the
+// loads are hints only, every try reads q[j] afresh.
+#ifndef PF
+#define PF 16
+#endif
 static long long place(long long tail, int tries)
 {
     memset(dp, 0, 2 * N);
     memset(dm, 0, 2 * N);
     for (long long i = 0; i < N; ++i) q[i] = (u32)i;
-    long long bad = 0, lim = N - tail;
+    u32 ring[PF];
+    for (int k = 0; k < PF; ++k) ring[k] = (u32)(rnd64() >> 32);
+    long long coll = 0, lim = N - tail;
+    unsigned k = 0;
     if (lim < 0) lim = 0;
-    for (long long i = 0; i < N; ++i) {
-        u32 j = 0, r = 0;
+    for (u32 i = 0; i < N; ++i) {
+        u32 j = 0, r = 0, m = (u32)N - i;
         int t = i < lim ? tries : 1;
         for (; t > 0; --t) {
-            j = (u32)i + below((u32)(N - i));
+            u32 u = ring[k % PF];
+            u32 un = ring[k % PF] = (u32)(rnd64() >> 32);  // used PF tries from now
+            __builtin_prefetch(q + i + (u32)(((u64)un * m) >> 32));
+            u32 j2 = i + (u32)(((u64)ring[(k + PF / 2) % PF] * m) >> 32), r2 = q[j2];
+            __builtin_prefetch(dp + r2 + i);
+            __builtin_prefetch(dm + r2 + N1 - i);
+            ++k;
+            j = i + (u32)(((u64)u * m) >> 32);
             r = q[j];
-            if (!dp[r + i] && !dm[r - i + N - 1]) break;
+            if (!dp[r + i] && !dm[r + N1 - i]) break;
         }
-        if (t == 0 || i >= lim) bad += dp[r + i] || dm[r - i + N - 1];
         q[j] = q[i], q[i] = r;
-        ++dp[r + i], ++dm[r - i + N - 1];
+        coll += (dp[r + i]++ > 0) + (dm[r + N1 - i]++ > 0);
     }
-    return bad;
+    return coll;
 }
 
 static int nqueens_check(void)  // independent: fresh bitmaps of rows and both diagonals
@@ -401,12 +417,15 @@ static int run_nqueens(int argc, char **argv, u64 seed)
     u32 cap = 0;
     stk = NULL;
     clock_t t0 = clock();
-    long long iter = 0, restarts = 0, bad = 0;
+    long long iter = 0, restarts = 0, coll = 0;
     for (;;) {
-        bad = place(tail, tries);
-        if (N >= 256 && 2 * bad + 1 > 250) { ++restarts; continue; }  // keep the u8 counters safe
+        coll = place(tail, tries);
+        if (N > 255 && coll > 253) {  // a count never exceeds 1 + coll: keep the u8 counters safe
+            fprintf(stderr, "nqueens: placement left %lld collisions (TAIL/TRIES too small)\n", coll);
+            return 2;
+        }
         u32 top = 0;
-        u32 need = (u32)(N < 4 * bad + 16 ? N : 4 * bad + 16);
+        u32 need = (u32)(N < 2 * coll + 16 ? N : 2 * coll + 16);
         for (u32 x = 0; x < N; ++x) {
             if (!attacked(x)) continue;
             if (top == cap) { cap = cap ? 2 * cap : need; stk = realloc(stk, cap * sizeof(u32)); }
@@ -438,7 +457,7 @@ static int run_nqueens(int argc, char **argv, u64 seed)
     for (long long i = 0; i < N && i < 16; ++i) printf("%s%u", i ? "," : "", q[i]);
     printf("\n");
     if (getenv("SEARCH_REF_VERBOSE"))
-        fprintf(stderr, "  conflicted after placement=%lld restarts=%lld\n", bad, restarts);
+        fprintf(stderr, "  collisions after placement=%lld restarts=%lld\n", coll, restarts);
     free(q), free(dp), free(dm), free(stk);
     return 0;
 }
