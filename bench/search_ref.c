@@ -1,59 +1,70 @@
 // One-core C yardstick of local search (one walk, no threads), for the OpenCL search kernels:
 //   gcc -O2 -march=native -o /tmp/search_ref bench/search_ref.c
 //   /tmp/search_ref costas N SEED [TENURE RESET_LIMIT P_LOCMIN RESET [PCT]]     (3 <= N <= 32)
-//   /tmp/search_ref nqueens N SEED [TAIL TRIES]                                 (8 <= N <= 2^31/2)
-// Prints one line, `costas n=N seed=S solution=v0,v1,... iterations=I seconds=T` (rows 0..n-1 by
-// column) or `nqueens n=N seed=S iterations=I seconds=T first16=r0,...`, after an independent full
-// check of the answer (exit 1 if it fails). Seconds are CPU seconds of the process (clock()), the
-// search only (for N-Queens placement plus repair), not the allocation or the check. PRNG:
-// xoshiro256** seeded by splitmix64(SEED); x < m drawn as (top 32 bits * m) >> 32.
+//   /tmp/search_ref nqueens N SEED [TAIL TRIES]                                 (8 <= N <= 10^9)
+// Prints one line, `costas n=N seed=S solution=v0,v1,... iterations=I seconds=T` (V[0..n-1], the
+// row 0..n-1 of each column) or `nqueens n=N seed=S iterations=I seconds=T first16=r0,...`, after
+// an independent full check of the answer (exit 1 if it fails). Seconds are CPU seconds of the
+// process (clock()) of the search only (N-Queens: placement plus repair), not the allocation or
+// the check. SEARCH_REF_VERBOSE=1 adds a line of counts on stderr. PRNG: xoshiro256** seeded by
+// splitmix64(SEED); x < m drawn as (top 32 bits * m) >> 32.
 //
 // costas: Adaptive Search (Codognet & Diaz; Diaz, Richoux, Codognet, Caniou, Abreu 2012).
-//   Configuration: a permutation V[0..n-1]. Rows d = 1..D, D = (n-1)/2 (Chang: a repeated
-//   difference at distance d > (n-1)/2 implies one at a distance <= (n-1)/2). Row d holds the
-//   n-d differences V[i+d]-V[i]; cost = sum over rows of W(d) * (occurrences - 1) per difference
-//   value, W(d) = n*n - d*d. Error of variable i = sum of W(d) over the pairs (i, i+d) / (i-d, i)
-//   whose difference occurs more than once in row d (all occurrences, both ends).
-//   One iteration:
-//   1. Selection: among the variables that are not tabu (tabu_until[i] > iter), the ones of
-//      largest error; one of them, max_i, uniformly at random (list_i, its size ni).
-//   2. Evaluation: the cost after swapping V[max_i] with V[j], for every j != max_i
-//      (incremental: only the pairs (k, k+d) with k in {max_i-d, max_i, j-d, j} change). new =
-//      the lowest; list_j = every j that reaches new when new < cost, or every j with cost equal
-//      to the current one when nothing lowers it (plateau moves).
-//   3. Acceptance: if new < cost, swap with one j of list_j at random. Otherwise (no improving
-//      swap) it is a local minimum with probability P_LOCMIN, or always when ni <= 1 and the
-//      plateau list has <= 1 entry; else a random plateau move from list_j is taken if any,
-//      else nothing happens (the next iteration draws max_i again among the ties).
-//   4. Local minimum: max_i becomes tabu for TENURE iterations (tabu_until = iter + TENURE);
-//      if the number of tabu variables (those found tabu in step 1, plus this one) reaches
-//      RESET_LIMIT, reset and clear all tabu marks.
-//   Reset 0 ("costas", the AS cap/costas.c perturbation): save V; imax = a variable of largest
-//      error (all variables, random ties). (a) For each k with |k - imax| >= 2, skipped with
-//      probability 0.4: the segment i = min(imax,k) .. j = max(imax,k) of the saved V rotated by
-//      one cell, left (V[i..j-1] = S[i+1..j], V[j] = S[i]) when imax < D, else right. (b) add
-//      c circularly to every value (V[t] = (S[t] + c) mod n) for c in {1, 2, n-2, n-3}. (c) up
-//      to 3 other erroneous variables (the remaining max-error ones, then those of lower nonzero
-//      error, in random order), each skipped with probability 1/3 or when it is 0: the whole
-//      array rotated left so that it starts there. Every candidate is costed in full; the first
-//      one that costs less than the cost at entry is kept at once; otherwise the best candidate
-//      (ties in (a) replace with probability 0.2, an improvement in (b) is taken with
-//      probability 1/3) becomes the configuration, even if it costs more.
-//   Reset 1 ("random"): max(2, ceil(PCT * n / 100)) swaps of two random positions.
-//   Defaults (tuned, see the report in bench/NOTES.md or the session log): see COSTAS_* below.
+//   Configuration: a permutation V[0..n-1], random at the start (Fisher-Yates). Rows d = 1..D,
+//   D = (n-1)/2 (Chang: a repeated difference at distance d > (n-1)/2 implies one at a distance
+//   <= (n-1)/2). Row d holds the n-d differences V[i+d]-V[i]; cost = sum over rows of W(d) *
+//   (occurrences - 1) per difference value, W(d) = n*n - d*d, computed as W(d) * (n - d -
+//   popcount(OR over i of 1 << ((V[i+d]-V[i]) mod 64))) (n <= 32: the differences -31..31 land on
+//   distinct bits). Error of variable i = sum of W(d) over its pairs (i-d, i) and (i, i+d) whose
+//   difference occurs more than once in row d (every occurrence, both ends).
+//   One iteration (iterations = the number of times step 1 runs):
+//   1. Selection: among the variables not tabu (tabu_until[i] > iter), those of largest error;
+//      one of them, mi, uniformly at random (ni = how many tied).
+//   2. Evaluation: for every j != mi, the cost of V with V[mi] and V[j] swapped, in full (the
+//      OR/popcount formula above; ~2x faster here than counters updated incrementally). best =
+//      min(cost, lowest of those); list_j = the j reaching best (if best < cost, the improving
+//      ties; else the plateau moves, j whose swap leaves the cost unchanged).
+//   3. Acceptance: if best < cost: swap mi with a random j of list_j. Otherwise (no improving
+//      swap) a local minimum with probability P_LOCMIN, and always when ni <= 1 and list_j has
+//      <= 1 entry; if not a local minimum, a random plateau move from list_j if there is one,
+//      else nothing (the next iteration draws mi again). P_LOCMIN = 0 can cycle forever.
+//   4. Local minimum: mi becomes tabu (tabu_until[mi] = iter + TENURE); if the number of tabu
+//      variables (those skipped in step 1, plus mi) reaches RESET_LIMIT: reset, clear all tabu.
+//      With the defaults (TENURE 1, RESET_LIMIT 1) every local minimum resets at once and no
+//      variable is ever tabu in step 1: a port needs no tabu array.
+//   Reset 0 (the Costas-specific one of AS's costas.c): S = V; imax = one of the variables of
+//      largest error (all variables, random ties); candidates built from S, each costed in full:
+//      (a) for k = 0..n-1, skipped with probability 0.4 or when |k - imax| <= 1: the segment
+//      i = min(imax,k) .. j = max(imax,k) rotated by one cell, left (V[i..j-1] = S[i+1..j],
+//      V[j] = S[i]) when imax < D, else right (V[i+1..j] = S[i..j-1], V[i] = S[j]); kept as best
+//      if cost < best, or == best with probability 0.2. (b) for c in 1, 2, n-2, n-3: V[t] =
+//      (S[t] + c) mod n; kept as best if cost < best, with probability 1/3. (c) the other
+//      max-error variables (shuffled), then, if fewer than 3, those of nonzero lower error
+//      (shuffled): for the first 3 of that list, s, skipped with probability 1/3 or when s = 0,
+//      V = S rotated left by s (V[t] = S[(t+s) mod n]); kept as best if cost < best. The first
+//      candidate whose cost is below the cost at entry ends the reset at once (taken); otherwise
+//      V = the best candidate even if it costs more (none recorded: S with 2 random swaps).
+//   Reset 1 (random): max(2, ceil(PCT * n / 100)) swaps of two random positions.
+//   Defaults (COSTAS_* below) = AS's published ones, confirmed by measurement (bench runs of
+//   20-200 seeds, orders 16-18): P_LOCMIN 0.35..0.7 equal within noise, 0.2 and 1.0 slightly
+//   worse; TENURE/RESET_LIMIT 2/2, 3/2, 5/2 equal to 1/1, 20/5 worse; the random reset (PCT
+//   10-30, limits 1/1..20/6) 2.5-3x more time than reset 0.
 //
 // nqueens: min-conflicts repair (Sosic & Gu, QS4 style), O(N) memory.
-//   q[col] = row (a permutation, so rows and columns never clash), counters per diagonal,
-//   dp[r+c] and dm[r-c+n-1] (uint8: a count never exceeds 1 + the collisions at the start, kept
-//   below 255). Placement: q = identity; for column i = 0 .. n-TAIL-1, up to TRIES draws of j in
-//   [i, n): the first one whose row q[j] has both diagonals through column i free is swapped into
-//   column i; if none is, the last draw is kept (a conflicted queen). Columns n-TAIL .. n-1 take
-//   a random j in [i, n) (Fisher-Yates). Repair: a stack of columns, at the start every attacked
-//   queen (invariant: every attacking pair has a member on the stack). Loop: x = top; if x is no
-//   longer attacked, pop it; else draw y != x uniformly; swap the rows of x and y if that lowers
-//   the collisions (sum over diagonals of count - 1), then pop x and push x and y if attacked.
-//   Each swap tried counts one iteration. 50 n + 1000 failed tries in a row (small n stuck in a
-//   local minimum) start a fresh placement.
+//   q[col] = row (a permutation: rows never clash), counters per diagonal dp[r+c], dm[r-c+n-1]
+//   (uint8: a count never exceeds 1 + the collisions after placement, kept below 254).
+//   Placement: q = identity; for column i = 0 .. n-1: draws of j in [i, n), at most TRIES for
+//   i < n-TAIL, one for the last TAIL columns; the first draw whose row q[j] has both diagonals
+//   through column i free (or the last draw) is swapped into column i and counted (a
+//   Fisher-Yates shuffle that rejects attacked rows). Draws come from a ring of 16 random words
+//   to prefetch q[j] 16 draws ahead and the counters 8 draws ahead (1.6x at N = 10^7).
+//   Repair: a stack of columns, at the start every attacked queen (invariant: every attacking
+//   pair has a member on the stack). Loop: x = top; if x is no longer attacked, pop it; else
+//   draw y != x uniformly; swap the rows of x and y if that lowers the collisions (sum over
+//   diagonals of count - 1), then pop x and push x, then y, each if attacked. Each swap tried is
+//   one iteration. 50 n + 1000 failed tries in a row (small n in a local minimum) start a fresh
+//   placement. Defaults: TAIL 50 (n/2 below 100), TRIES 200 (TAIL 20-200, TRIES 50-1000 within
+//   noise at 10^6: the placement is the time).
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -408,7 +419,7 @@ static int run_nqueens(int argc, char **argv, u64 seed)
 {
     long long tail = argc > 4 ? atoll(argv[4]) : -1;
     int tries = argc > 5 ? atoi(argv[5]) : 0;
-    if (tail < 0) tail = N < 100 ? N / 2 : 50;  // TODO tune
+    if (tail < 0) tail = N < 100 ? N / 2 : 50;
     if (tries <= 0) tries = 200;
     q = malloc(N * sizeof(u32));
     dp = malloc(2 * N);
