@@ -19,33 +19,22 @@ from dataclasses import dataclass, replace
 from permenum.errors import UserError
 from permenum.jobs.environment import TaskEnvironment
 from permenum.layout import RunLayout
-from permenum.problems.costas_symmetry import is_costas
-from permenum.problems.nqueens import is_queens_solution
+from permenum.problems import get_problem
 from permenum.records import (SearchPlan, SearchResult, load_search_plan, read_search_result, write_search_plan,
                               write_search_result)
 
 #: A launch's target length: a stop request, or another walk's find, waits for one launch at most.
 LAUNCH_SECONDS = 0.25
-FIRST_STEPS = {"costas": 16, "nqueens": 8}  # iterations / passes of the first launch (it includes the build)
 
 
 def check_request(problem: str, n: int) -> None:
     """Bad sizes, and sizes with no solution, are refused before any device is opened."""
-    from permenum.solver.search import CostasSearch
-
-    if problem not in FIRST_STEPS:
-        raise UserError(f"unknown problem {problem!r} (choose from {', '.join(sorted(FIRST_STEPS))})")
-    if n < 1:
-        raise UserError(f"n must be at least 1 (got {n})")
-    if problem == "nqueens" and n in (2, 3):
-        raise UserError(f"N-Queens {n} has no solution (none exists for n = 2 and 3)")
-    if problem == "costas" and n > CostasSearch.MAX_N:
-        raise UserError(f"costas search supports orders up to {CostasSearch.MAX_N} (got {n})")
+    get_problem(problem).check_search(n)
 
 
 def is_solution(problem: str, solution: list[int]) -> bool:
     """The problem's own check, independent of the kernels."""
-    return is_costas(solution) if problem == "costas" else is_queens_solution(solution)
+    return get_problem(problem).is_solution(solution)
 
 
 @dataclass(frozen=True)
@@ -71,7 +60,7 @@ def search(request: Request, stop: threading.Event, run_id: str | None = None,
     t0 = time.perf_counter()
     dev = open_devices(request.device)[0]
     searcher = SEARCHES[request.problem](dev, request.n, request.seed, request.walks)
-    steps, kernel_seconds, last_note = FIRST_STEPS[request.problem], 0.0, t0
+    steps, kernel_seconds, last_note = searcher.first_steps, 0.0, t0
     while True:
         t = time.perf_counter()
         p = searcher.advance(steps)

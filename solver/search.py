@@ -47,7 +47,7 @@ def costas_reset_swaps(n: int) -> int:
 class CostasSearch:
     """Adaptive Search walks for a Costas array of order n (search_costas.cl): one walk per work-group."""
 
-    MAX_N = 64
+    first_steps = 16  # iterations of the first launch (it waits for the build); n up to 64: problems.Costas
 
     def __init__(self, dev: DeviceContext, n: int, seed: int, walks: int | None = None,
                  build_options: tuple[str, ...] = ()):
@@ -102,6 +102,8 @@ QUEENS_MIN_SEGMENT = 32
 class QueensSearch:
     """Min-conflicts repair of N-Queens boards (search_nqueens.cl): one work-item per queen in conflict,
     as many boards at once as fill the device when N is small, one board when it is large (O(N) memory)."""
+
+    first_steps = QUEENS_BLOCK  # passes of the first launch
 
     def __init__(self, dev: DeviceContext, n: int, seed: int, walks: int | None = None,
                  build_options: tuple[str, ...] = ()):

@@ -57,10 +57,10 @@ def test_nqueens_same_seed_same_board() -> None:
 
 
 @pytest.mark.parametrize("args, said", [
-    (("nqueens", "2"), "N-Queens 2 has no solution"),
-    (("nqueens", "3"), "N-Queens 3 has no solution"),
-    (("costas", "0"), "n must be at least 1"),
-    (("costas", "65"), "costas search supports orders up to 64"),
+    (("nqueens", "2"), "nqueens n=2 has no solution"),
+    (("nqueens", "3"), "nqueens n=3 has no solution"),
+    (("costas", "0"), "costas search supports n from 1 to 64 (got 0)"),
+    (("costas", "65"), "costas search supports n from 1 to 64 (got 65)"),
     (("sudoku", "9"), "unknown problem 'sudoku'"),
     (("costas", "10", "--walks", "0"), "--walks"),
     (("costas", "10", "--submit"), "--submit needs --run-dir"),

@@ -177,6 +177,22 @@ class Problem(ABC):
         if not self.min_n <= n <= self.max_n:
             raise UserError(f"{self.name}: n={n} is outside what the kernel supports ({self.min_n}..{self.max_n})")
 
+    # local search (permenum search): sizes it takes, sizes with no solution at all, the answer's check
+    search_max_n: int = 0
+    no_solution: tuple[int, ...] = ()
+
+    def check_search(self, n: int) -> None:
+        """Refuse, in one line, a size the search cannot take or one with nothing to find."""
+        if n in self.no_solution:
+            raise UserError(f"{self.name} n={n} has no solution (none exists for n = "
+                            f"{' and '.join(map(str, self.no_solution))})")
+        if not 1 <= n <= self.search_max_n:
+            raise UserError(f"{self.name} search supports n from 1 to {self.search_max_n} (got {n})")
+
+    def is_solution(self, solution: "list[int]") -> bool:
+        """Whether a search's answer (row of each column) is a solution: the problem's own check, not a kernel's."""
+        raise NotImplementedError(f"{self.name} has no solution check")
+
     def check_symmetry(self, symmetry: str) -> None:
         if symmetry not in self.symmetry_modes:
             raise UserError(f"{self.name}: unknown symmetry mode {symmetry!r} (choose from {', '.join(self.symmetry_modes)})")

@@ -91,10 +91,14 @@ class Costas(Problem):
     symmetry_modes = ("canonical", "none")
     default_symmetry = "canonical"
     counts_classes = True
+    search_max_n = 64  # search_costas.cl: 2n - 1 displacements in two 64-bit words
     reports_solutions = True  # every array found is stored (solutions/), checked and listed by `arrays`
     # a refined launch: heavy, uneven states need a few per lane against the tail (H100, Costas 19: 4
     # launches of 0.1-0.3 M states, 1 per lane, took 9.98 s of kernel where one of 0.27 M took 7.49 s)
     states_per_lane = 4
+
+    def is_solution(self, solution: list[int]) -> bool:
+        return is_costas(solution)
 
     def walk(self, n: int, batch: StateBatch, symmetry: str) -> Displacements:
         return Displacements.of(n, batch.prefix, symmetry)
@@ -130,3 +134,4 @@ class Costas(Problem):
             raise RuntimeError(f"kernel returned {len(bad)} arrays that are not Costas arrays, e.g. {bad[0]}")
         shares = [class_share(a) for a in arrays]
         return Tally(sum(s for s, _ in shares), raw, sum(c for _, c in shares))
+

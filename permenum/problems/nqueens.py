@@ -231,6 +231,11 @@ class NQueens(Problem):
     symmetry_modes = ("dihedral", "edges", "mirror", "none")
     states_per_lane = 32  # smaller states, shorter launch tails (H200, N=20: 11.7 M states 1.6x faster than 1.3 M)
     default_symmetry = "edges"
+    search_max_n = (1 << 31) - 1  # search_nqueens.cl indexes boards x queens in 32 bits
+    no_solution = (2, 3)
+
+    def is_solution(self, solution: list[int]) -> bool:
+        return is_queens_solution(solution)
 
     def walk(self, n: int, batch: StateBatch, symmetry: str) -> QueenWalk:
         return QueenWalk.of(n, batch, symmetry)
