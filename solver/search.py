@@ -37,11 +37,7 @@ class Progress:
 #: Adaptive Search settings (search_costas.cl), measured in bench/search.py; see bench/NOTES.md.
 COSTAS_TENURE = 1
 COSTAS_RESET_LIMIT = 1
-COSTAS_PLATEAU = 50
-
-
-def costas_reset_swaps(n: int) -> int:
-    return max(1, n // 8)
+COSTAS_LOCAL_MIN = 50  # percent: no improving swap is a local minimum this often (else a plateau move)
 
 
 class CostasSearch:
@@ -55,8 +51,7 @@ class CostasSearch:
         self.lanes = (32 if n <= 32 else 64) if dev.ref.is_gpu else 1
         self.walks = walks or default_walks(dev, self.lanes)
         options = (f"-DN={n}", f"-DLANES={self.lanes}", f"-DTENURE={COSTAS_TENURE}",
-                   f"-DRESET_LIMIT={COSTAS_RESET_LIMIT}", f"-DRESET_SWAPS={costas_reset_swaps(n)}",
-                   f"-DPLATEAU={COSTAS_PLATEAU}", *build_options)
+                   f"-DRESET_LIMIT={COSTAS_RESET_LIMIT}", f"-DLOCAL_MIN={COSTAS_LOCAL_MIN}", *build_options)
         self.kernel = cl.Kernel(dev.program("search_costas.cl", options), "costas_walks")
         w = self.walks
         self.values, self.tabu = zeros(dev, w * n, np.uint8), zeros(dev, w * n, np.uint64)
@@ -112,13 +107,15 @@ class QueensSearch:
         if self.walks * n >= 1 << 32:
             raise ValueError(f"{self.walks} walks of {n} queens: more than 2^32 queens")
         half = max(1, ((n - 1).bit_length() + 1) // 2)
-        segments = (1 << 16) if dev.ref.is_gpu else (1 << 12)  # work-items of the greedy start, all walks
+        # the greedy start: on a GPU 2^16 segments side by side (all walks), placed a round per launch; on a
+        # CPU one segment per walk, placed by one work-item (each queen sees all earlier ones: fewer conflicts)
+        segments = 1 << 16 if dev.ref.is_gpu else self.walks
         self.segment = min(n, max(QUEENS_MIN_SEGMENT, -(-n * self.walks // segments)))
         options = (f"-DN={n}", f"-DHALF={half}", f"-DSEGMENT={self.segment}", f"-DPLACE_TRIES={QUEENS_PLACE_TRIES}",
                    f"-DTRIES={QUEENS_TRIES}", f"-DNOISE={QUEENS_NOISE}", *build_options)
         program = dev.program("search_nqueens.cl", options)
-        k = {name: cl.Kernel(program, f"queens_{name}") for name in ("shuffle", "place", "count", "scan", "settle",
-                                                                      "propose", "apply", "release")}
+        k = {name: cl.Kernel(program, f"queens_{name}") for name in ("shuffle", "place", "place_walk", "count", "scan",
+                                                                      "settle", "propose", "apply", "release")}
         self._k = k
         w, diags = self.walks, 2 * n - 1
         self.q, self.partner, self.todo = (zeros(dev, w * n, np.uint32) for _ in range(3))
@@ -129,8 +126,10 @@ class QueensSearch:
         self.solved_at, self.least = zeros(dev, w, np.uint64), zeros(dev, w, np.uint32)
         cl.enqueue_fill_buffer(dev.queue, self.least, np.uint32(0xFFFFFFFF), 0, 4 * w)
         k["shuffle"](dev.queue, (w * n,), None, self.q, np.uint64(seed))
+        if self.segment == n:
+            k["place_walk"](dev.queue, (w,), None, self.q, self.d1, self.d2, np.uint64(seed))
         placers = (w * -(-n // self.segment),)
-        for r in range(self.segment):
+        for r in range(self.segment if self.segment < n else 0):
             k["place"](dev.queue, placers, None, self.q, self.d1, self.d2, np.uint64(seed), np.uint32(r))
             k["count"](dev.queue, placers, None, self.q, self.d1, self.d2, np.uint32(r))
         self.iterations = 0

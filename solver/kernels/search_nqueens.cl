@@ -87,6 +87,28 @@ __kernel void queens_place(__global uint *q, __global const uint *d1, __global c
     board[c] = r;
 }
 
+// The whole greedy start of a walk in one work-item (a CPU's start: one segment per walk), each queen
+// seeing every queen placed before it, as in a one-core program.
+__kernel void queens_place_walk(__global uint *q, __global uint *d1, __global uint *d2, const ulong seed) {
+    const uint w = get_global_id(0);
+    __global uint *board = q + (ulong)w * N, *s1 = d1 + w * DIAGS, *s2 = d2 + w * DIAGS;
+    ulong rnd = mix64(mix64(seed + w) ^ 0x5851F42D4C957F2DUL);
+    for (uint c = 0; c < N; c++) {
+        uint k = c;
+        for (int t = 0; t < PLACE_TRIES; t++) {
+            rnd = mix64(rnd + 0x9E3779B97F4A7C15UL);
+            k = c + below(rnd, N - c);
+            const uint r = board[k];
+            if (s1[r + c] == 0 && s2[r + N - 1 - c] == 0) break;
+        }
+        const uint r = board[k];
+        board[k] = board[c];
+        board[c] = r;
+        s1[r + c]++;
+        s2[r + N - 1 - c]++;
+    }
+}
+
 __kernel void queens_count(__global const uint *q, __global uint *d1, __global uint *d2, const uint round) {
     const uint g = get_global_id(0), w = g / SEGMENTS, c = (g % SEGMENTS) * SEGMENT + round;
     if (c >= min((g % SEGMENTS) * SEGMENT + SEGMENT, (uint)N)) return;
