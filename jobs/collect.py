@@ -55,6 +55,9 @@ _LEDGER_SCHEMA = pa.schema([
     ("seconds_load", pa.float64()), ("seconds_kernel", pa.float64()), ("seconds_total", pa.float64()),
     ("estimated_cost", pa.float64()), ("measured_cost", pa.float64()), ("devices", pa.string()), ("host", pa.string()),
     ("slurm_job_id", pa.int64()), ("finished", pa.string()),
+    # provenance: what counted (records.DeviceUse), each a ", "-joined list over the devices that ran states
+    ("kernel", pa.string()), ("models", pa.string()), ("platforms", pa.string()), ("drivers", pa.string()),
+    ("builds", pa.string()), ("permenum_version", pa.string()),
 ])
 
 
@@ -70,7 +73,20 @@ def _ledger_row(record: ResultRecord, manifest: Manifest) -> dict[str, Any]:
         "measured_cost": record.measured_cost,
         "devices": ", ".join(d.label for d in record.devices), "host": record.origin.host,
         "slurm_job_id": record.origin.slurm_job_id, "finished": record.finished,
+        "kernel": record.kernel, **{column: ", ".join(values) for column, values in _provenance(record).items()},
+        "permenum_version": record.origin.version,
     }
+
+
+def _provenance(record: ResultRecord) -> dict[str, list[str]]:
+    """The distinct models, platforms, drivers and builds of the devices that counted (all, if none did)."""
+    ran = [d for d in record.devices if d.states > 0] or list(record.devices)
+
+    def distinct(values: list[str]) -> list[str]:
+        return sorted({v for v in values if v})
+
+    return {"models": distinct([d.model for d in ran]), "platforms": distinct([d.platform for d in ran]),
+            "drivers": distinct([d.driver for d in ran]), "builds": distinct([b for d in ran for b in d.builds])}
 
 
 def _decimal(count: int | None) -> Decimal | None:

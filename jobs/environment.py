@@ -25,6 +25,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from permenum import __version__
 from permenum.records import Origin
 from permenum.signals import STOP_SIGNALS, hold_stop_signals, release_stop_signals
 
@@ -49,6 +50,7 @@ class TaskEnvironment:
             slurm_array_job_id=_env_int("SLURM_ARRAY_JOB_ID"),
             slurm_array_task_id=_env_int("SLURM_ARRAY_TASK_ID"),
             slurm_restart_count=_env_int("SLURM_RESTART_COUNT"),
+            version=__version__,
         ))
 
     @property

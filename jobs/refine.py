@@ -155,6 +155,12 @@ class RefiningSolver:
         with self._launching:
             staged.release()
 
+    @property
+    def builds(self) -> tuple[str, ...]:
+        """Every program its depths' kernels built (solver.opencl.build_id), for the result."""
+        with self._lock:
+            return tuple(sorted({b for s in self._solvers.values() for b in s.builds}))
+
     def _solver(self, depth: int) -> Solver:
         with self._lock:
             if depth not in self._solvers:

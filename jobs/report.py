@@ -31,6 +31,7 @@ class PartitionTime:
     estimated_cost: float | None
     measured_cost: float | None
     device: str
+    model: str  # the devices' models (ledger column "models")
 
 
 @dataclass(frozen=True)
@@ -75,10 +76,12 @@ class Report:
         mean = statistics.fmean(kernel)
         return max(kernel) / mean if mean > 0 else math.nan
 
-    def devices(self) -> list[DeviceThroughput]:
+    def devices(self, by_model: bool = False) -> list[DeviceThroughput]:
+        """Throughput per device label (``P:D platform / name``), or per model: one row for every H100 of a
+        cluster, whichever node and index it had."""
         by: dict[str, list[PartitionTime]] = {}
         for p in self.parts:
-            by.setdefault(p.device, []).append(p)
+            by.setdefault(p.model if by_model else p.device, []).append(p)
         return [DeviceThroughput(d, len(ps), sum(p.states for p in ps), sum(p.solutions for p in ps),
                                  sum(p.seconds_kernel for p in ps)) for d, ps in sorted(by.items())]
 
@@ -134,7 +137,7 @@ def build_report(layout: RunLayout) -> Report:
     parts = [PartitionTime(int(r["partition"]), float(r["seconds_total"]), float(r["seconds_kernel"]), int(r["states"]),
                            float(r["solutions"]), r["estimated_cost"],
                            float(r["nodes"]) if unit == "nodes" else float(r["seconds_kernel"]),
-                           r["devices"] or "?") for r in rows]
+                           r["devices"] or "?", r["models"] or "?") for r in rows]
     return Report(collected, parts, unit)
 
 

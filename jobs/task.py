@@ -349,9 +349,12 @@ class _Attempt:
         found = out.solutions.tolist() if out.solutions is not None else None
         return Partial(tally.weighted, tally.raw, tally.classes, nodes, out.kernel_seconds, found, 1)
 
-    def _variant(self, k: int) -> str:
-        solver = self.solvers[k]
-        return solver.variant if solver is not None else ""
+    def _device_use(self, k: int) -> DeviceUse:
+        """Device ``k``'s part in this attempt and what it was: model, platform, driver, kernel builds."""
+        r, solver = self.refs[k], self.solvers[k]
+        return DeviceUse(r.label, self.scheduler.devices[k].states, self.setup_seconds[k], self.busy_seconds[k],
+                         solver.variant if solver else "", r.model, r.platform, r.driver,
+                         solver.builds if solver else ())
 
     def _opened(self) -> _Loaded:
         assert self.loaded is not None, "the partition is loaded before the scheduler opens"
@@ -383,9 +386,7 @@ class _Attempt:
         if self.problem.reports_solutions and sums.solutions is not None:
             write_solutions(self.layout, self.partition, np.array(sums.solutions, np.uint8).reshape(len(sums.solutions), m.n))
         now = time.perf_counter()
-        devices = tuple(DeviceUse(r.label, d.states, self.setup_seconds[k], self.busy_seconds[k],
-                                  self._variant(k))
-                        for k, (r, d) in enumerate(zip(self.refs, self.scheduler.devices)))
+        devices = tuple(self._device_use(k) for k in range(len(self.refs)))
         record = ResultRecord(
             m.run_id, m.problem, m.n, self.partition, loaded.attempt, self.entry.sha256, loaded.states.total,
             resumed_from=loaded.resumed_from, states_this_attempt=sum(d.states for d in self.scheduler.devices),

@@ -25,7 +25,9 @@ out = Console(highlight=False, soft_wrap=True)
 @click.argument("run", type=click.Path(file_okay=False))
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
               help="Also write a PNG: sorted task times, estimated vs measured cost, throughput per device.")
-def report(run: str, plot_file: str | None) -> None:
+@click.option("--by-model", is_flag=True, help="Throughput per device model (every H100 of the cluster in one row), "
+              "not per device.")
+def report(run: str, plot_file: str | None, by_model: bool) -> None:
     """Per-partition times, imbalance (slowest / mean task time), device throughput, estimated vs measured cost."""
     from permenum.jobs.collect import spread
     from permenum.ranges import compact_ranges
@@ -52,11 +54,11 @@ def report(run: str, plot_file: str | None) -> None:
     source = "node-counting build" if rep.cost_unit == "nodes" else "no node counts"
     summary.add_row("measured cost", f"{rep.cost_unit} ({source})")
     out.print(summary)
-    devices = Table(title="throughput per device (kernel time)", title_justify="left")
-    devices.add_column("device", overflow="fold", max_width=36)
+    devices = Table(title=f"throughput per {'model' if by_model else 'device'} (kernel time)", title_justify="left")
+    devices.add_column("model" if by_model else "device", overflow="fold", max_width=36)
     for name in ("partitions", "states", "kernel s", "states/s", "solutions/s"):
         devices.add_column(name, justify="right")
-    for d in rep.devices():
+    for d in rep.devices(by_model):
         devices.add_row(d.device, str(d.partitions), f"{d.states:,}", f"{d.kernel_seconds:.2f}", f"{d.states_per_s:,.0f}",
                         f"{d.solutions_per_s:,.0f}")
     out.print(devices)

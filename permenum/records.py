@@ -217,7 +217,7 @@ def load_manifest(layout: RunLayout) -> Manifest:
 
 @dataclass(frozen=True)
 class Origin:
-    """The process that wrote a record: host, pid and, under SLURM, its job and array ids."""
+    """The process that wrote a record: host, pid, permenum's version and, under SLURM, its job and array ids."""
 
     host: str
     pid: int
@@ -225,6 +225,7 @@ class Origin:
     slurm_array_job_id: int | None = None
     slurm_array_task_id: int | None = None
     slurm_restart_count: int | None = None
+    version: str = ""  # permenum's
 
     @property
     def slurm_task(self) -> str | None:
@@ -242,7 +243,7 @@ class Origin:
             return None if d.get(key) is None else int(d[key])
 
         return cls(str(d.get("host", "")), int(d.get("pid", 0)), opt("slurm_job_id"), opt("slurm_array_job_id"),
-                   opt("slurm_array_task_id"), opt("slurm_restart_count"))
+                   opt("slurm_array_task_id"), opt("slurm_restart_count"), str(d.get("version", "")))
 
 
 # --------------------------------------------------------------------------- result record
@@ -257,6 +258,23 @@ class DeviceUse:
     setup_seconds: float
     busy_seconds: float
     kernel: str = ""  # the variant it ran
+    model: str = ""  # the device's name (solver.devices.DeviceRef.model)
+    platform: str = ""  # OpenCL platform and version
+    driver: str = ""
+    builds: tuple[str, ...] = ()  # solver.opencl.build_id of every program it ran (source and options)
+
+    def provenance(self) -> dict[str, Any]:
+        return {"kernel": self.kernel, "model": self.model, "platform": self.platform, "driver": self.driver,
+                "builds": list(self.builds)}
+
+    @classmethod
+    def from_json(cls, label: str, d: dict[str, Any]) -> "DeviceUse":
+        """One device of a result's JSON (its entries are keyed by label, each dict holding one field)."""
+        seconds, made = d.get("device_seconds", {}).get(label, {}), d.get("device_provenance", {}).get(label, {})
+        return cls(label, int(d.get("device_states", {}).get(label, 0)), float(seconds.get("setup", 0.0)),
+                   float(seconds.get("busy", 0.0)), str(d.get("device_kernels", {}).get(label, "")),
+                   str(made.get("model", "")), str(made.get("platform", "")), str(made.get("driver", "")),
+                   tuple(str(b) for b in made.get("builds", ())))
 
 
 @dataclass(frozen=True)
@@ -321,6 +339,7 @@ class ResultRecord:
             "device_states": {d.label: d.states for d in self.devices},
             "device_seconds": {d.label: {"setup": d.setup_seconds, "busy": d.busy_seconds} for d in self.devices},
             "device_kernels": {d.label: d.kernel for d in self.devices},
+            "device_provenance": {d.label: d.provenance() for d in self.devices},
             "seconds": {"load": self.seconds.load, "kernel": self.seconds.kernel, "total": self.seconds.total,
                         "this_attempt": self.seconds.this_attempt},
             "environment": self.origin.to_json(), "finished": self.finished,
@@ -328,11 +347,7 @@ class ResultRecord:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "ResultRecord":
-        per_state, per_seconds, per_kernel = d.get("device_states", {}), d.get("device_seconds", {}), d.get("device_kernels", {})
-        devices = tuple(DeviceUse(str(label), int(per_state.get(label, 0)),
-                                  float(per_seconds.get(label, {}).get("setup", 0.0)),
-                                  float(per_seconds.get(label, {}).get("busy", 0.0)), str(per_kernel.get(label, "")))
-                        for label in d["devices"])
+        devices = tuple(DeviceUse.from_json(str(label), d) for label in d["devices"])
         s = d["seconds"]
         return cls(str(d["run_id"]), str(d["problem"]), int(d["n"]), int(d["partition"]), int(d["attempt"]),
                    str(d["pool_sha256"]), int(d["states"]), int(d.get("resumed_from", 0)),

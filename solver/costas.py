@@ -11,7 +11,7 @@ import pyopencl as cl
 
 from permenum.errors import UserError
 from permenum.problems import StateBatch
-from permenum.solver.opencl import BatchCounts, DeviceContext, Staged, download, timed_launch, upload, zeros
+from permenum.solver.opencl import BatchCounts, DeviceContext, Staged, build_id, download, timed_launch, upload, zeros
 
 
 #: variant -> kernel function (costas.cl says what each does); retired variants: bench/NOTES.md
@@ -56,6 +56,7 @@ class CostasKernel:
         self.options = (f"-DNMAX={max(n, 1)}", f"-DCANONICAL={int(symmetry == 'canonical')}", f"-DWG={self.local or 64}",
                         *(["-DCOUNT_NODES"] if count_nodes else []), *build_options)
         self._kernels: dict[int, cl.Kernel] = {}
+        self.builds: tuple[str, ...] = ()  # recorded in the result: one build per pool depth met
         self.reruns = 0  # how often a batch overflowed the output buffer (tests check this path)
 
     def kernel_for(self, depth: int) -> cl.Kernel:
@@ -66,6 +67,7 @@ class CostasKernel:
         if key not in self._kernels:
             options = self.options + ((f"-DMIN_DEPTH={key}",) if self.function == "costas_fc" else ())
             self._kernels[key] = cl.Kernel(self.dev.program("costas.cl", options), self.function)
+            self.builds = (*self.builds, build_id("costas.cl", options))
         return self._kernels[key]
 
     def stage(self, batch: StateBatch) -> Staged:

@@ -36,6 +36,20 @@ class DeviceRef:
                 f"{self.device.name.strip()}")
 
     @property
+    def model(self) -> str:
+        """The device's model, the same on every node that has one (``report`` groups by it)."""
+        return self.device.name.strip()
+
+    @property
+    def platform(self) -> str:
+        """The OpenCL platform and its version (e.g. ``NVIDIA CUDA / OpenCL 3.0 CUDA 12.4.131``)."""
+        return f"{self.device.platform.name.strip()} / {self.device.platform.version.strip()}"
+
+    @property
+    def driver(self) -> str:
+        return str(self.device.driver_version).strip()
+
+    @property
     def is_gpu(self) -> bool:
         return bool(self.device.type & cl.device_type.GPU)
 

@@ -17,7 +17,7 @@ from permenum.errors import UserError
 from permenum.problems import StateBatch
 from permenum.problems.base import ChildBatch
 from permenum.problems.nqueens import edge_weight_masks, levels_left
-from permenum.solver.opencl import BatchCounts, DeviceContext, Staged, download, event_seconds, timed_launch, upload, zeros
+from permenum.solver.opencl import BatchCounts, DeviceContext, Staged, build_id, download, event_seconds, timed_launch, upload, zeros
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,7 @@ class NQueensKernel:
                    *spec.options, *build_options] + (["-DCOUNT_NODES"] if count_nodes else []) + (
                    ["-DEDGES=1"] if symmetry == "edges" else [])
         program = dev.program("nqueens.cl", tuple(options))
+        self.builds = (build_id("nqueens.cl", tuple(options)),)  # recorded in the result
         self.kernel = cl.Kernel(program, spec.function)
         self.prepare = cl.Kernel(program, "nqueens_prepare")
         self.prepare_children = cl.Kernel(program, "nqueens_prepare_children")

@@ -6,6 +6,7 @@ pyopencl also caches binaries on disk, keyed by source, options and device; on a
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections.abc import Callable
@@ -26,6 +27,12 @@ _creating: dict[tuple[int, int, int | None], threading.Lock] = {}  # per device:
 
 def kernel_source(filename: str) -> str:
     return resources.files("permenum.solver").joinpath("kernels", filename).read_text()
+
+
+def build_id(filename: str, options: tuple[str, ...]) -> str:
+    """Which build counted (in every result): a hash of the kernel's file name, source and build options."""
+    text = "\0".join((filename, kernel_source(filename), " ".join(options)))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 class BuildError(RuntimeError):

@@ -19,6 +19,7 @@ from permenum.solver.opencl import BatchCounts, DeviceContext, Staged
 
 class Solver(Protocol):
     variant: str  # the kernel build it runs (recorded in every result)
+    builds: tuple[str, ...]  # solver.opencl.build_id of each program it built (recorded in every result)
 
     def __call__(self, batch: StateBatch | ChildBatch) -> BatchCounts: ...  # stage, then run
 
