@@ -140,14 +140,16 @@ def _already_done(layout: RunLayout, partition: int) -> bool:
     return record is not None
 
 
-def _run_local(run: str, workers: int, options: "TaskOptions") -> int:
+def _run_local(run: str, workers: int, options: "TaskOptions", only: list[int] | None = None,
+               again: str = "") -> int:
+    """Run the partitions (of ``only``) here; ``again`` is the command that resumes (default `permenum run RUN`)."""
     from permenum.jobs.environment import StopRequest
     from permenum.jobs.local import run_local
     from permenum.jobs.task import EXIT_INTERRUPTED
 
     stop = StopRequest(lambda line: err.print(line))
     stop.around_device_start(lambda: _open_device(options.device))
-    summary = run_local(_layout(run), workers, options, console=err, stop=stop.event)
+    summary = run_local(_layout(run), workers, options, console=err, stop=stop.event, only=only)
     if summary.skipped:
         err.print(f"{len(summary.skipped)} partitions already had results")
     if summary.interrupted or summary.not_started:
@@ -155,7 +157,7 @@ def _run_local(run: str, workers: int, options: "TaskOptions") -> int:
 
         stopped = f"partitions {compact_ranges(summary.interrupted)} checkpointed" if summary.interrupted else ""
         waiting = f"{compact_ranges(summary.not_started)} not started" if summary.not_started else ""
-        err.print(f"interrupted: {'; '.join(x for x in (stopped, waiting) if x)}; run `permenum run {run}` again to resume")
+        err.print(f"interrupted: {'; '.join(x for x in (stopped, waiting) if x)}; run `{again or f'permenum run {run}'}` again to resume")
         return EXIT_INTERRUPTED
     for i, why in sorted(summary.failed.items()):
         err.print(f"[red]partition {i} failed:[/red] {why}")
@@ -175,6 +177,17 @@ def run_cmd(run: str, workers: int, device: str | None, kernel: str | None, coun
     sys.exit(_run_local(run, workers, _task_options(device, kernel, count_nodes, chunk_seconds)))
 
 
+def _print_verified(run: str) -> bool:
+    """The verified fraction, where the run has verifications (`permenum verify`); False when one disagrees."""
+    from permenum.cli_verify import verified_line
+    from permenum.jobs.verify import verified
+
+    v = verified(_layout(run))
+    if v.checks:
+        (err if v.disagreeing else out).print(verified_line(v), markup=False)
+    return not v.disagreeing
+
+
 def _print_collect(run: str, show_ledger: bool = True) -> int:
     from permenum.jobs.collect import collect, spread
     from permenum.ranges import compact_ranges
@@ -192,8 +205,11 @@ def _print_collect(run: str, show_ledger: bool = True) -> int:
         err.print(f"note: ledger not written: {c.ledger_error}", markup=False)
     elif show_ledger:
         out.print(f"ledger: {_layout(run).ledger}")
+    trusted = _print_verified(run)
     if c.missing:
         err.print(f"[red]incomplete:[/red] {len(c.missing)} partitions have no result: {compact_ranges(c.missing)}")
+        return EXIT_INCOMPLETE
+    if not trusted:
         return EXIT_INCOMPLETE
     if c.known_total is None:
         out.print(f"no published count for {m.problem} n={m.n} to compare with")
@@ -310,6 +326,10 @@ _register_estimate(cli)
 from permenum.cli_search import register as _register_search  # noqa: E402  (search, search-task)
 
 _register_search(cli)
+
+from permenum.cli_verify import register as _register_verify  # noqa: E402  (verify)
+
+_register_verify(cli)
 
 
 def main() -> None:

@@ -31,7 +31,9 @@ def report(run: str, plot_file: str | None, by_model: bool) -> None:
     """Per-partition times, imbalance (slowest / mean task time), device throughput, estimated vs measured cost."""
     from permenum.jobs.collect import spread
     from permenum.ranges import compact_ranges
+    from permenum.cli_verify import verified_line
     from permenum.jobs.report import build_report, plot_report
+    from permenum.jobs.verify import verified
 
     rep = build_report(RunLayout(Path(run)))
     c, m = rep.collected, rep.collected.manifest
@@ -47,6 +49,9 @@ def report(run: str, plot_file: str | None, by_model: bool) -> None:
     summary.add_column()
     summary.add_row("partitions", f"{len(rep.parts)}/{m.num_partitions} done, balanced by {rep.balance}")
     summary.add_row("total", f"{c.total} ({check})")
+    checks = verified(RunLayout(Path(run)))
+    summary.add_row("verified", verified_line(checks).removeprefix("verified: ") if checks.checks
+                    else "no verifications (`permenum verify RUN --sample F`)")
     mean = statistics.fmean(rep.seconds)
     summary.add_row("task time", f"min {lo:.3f} / median {med:.3f} / max {hi:.3f} / mean {mean:.3f} s")
     summary.add_row("imbalance", f"{rep.imbalance:.3f} slowest/mean task time (kernel {rep.kernel_imbalance:.3f})")

@@ -113,6 +113,24 @@ class RunLayout:
     # a search run (permenum search --run-dir / --submit): its plan, one record per task, the first find
 
     @property
+    def verifications_dir(self) -> Path:
+        """Where `permenum verify` keeps its re-counts: each a run of its own (manifest, sampled partitions)."""
+        return self.root / "verify"
+
+    def verification(self, name: str) -> "RunLayout":
+        return RunLayout(self.verifications_dir / name)
+
+    @property
+    def verification_plan(self) -> Path:
+        """In a verification's own directory: what it re-counts, with what (records.VerificationPlan)."""
+        return self.root / "verification.json"
+
+    @property
+    def verification_check(self) -> Path:
+        """In a verification's own directory: the last comparison with the run's results."""
+        return self.root / "check.json"
+
+    @property
     def search_plan(self) -> Path:
         return self.root / "search.json"
 

@@ -577,3 +577,82 @@ def write_search_result(path: Path, result: SearchResult, *, replace: bool = Tru
 
 def read_search_result(path: Path) -> SearchResult:
     return _parse(path, "search result", SearchResult.from_json, _read_sealed(path, "search result", SEARCH_RESULT_FORMAT))
+
+
+# --------------------------------------------------------------------------- verification
+
+VERIFICATION_FORMAT = "permenum-verification/1"
+VERIFICATION_CHECK_FORMAT = "permenum-verification-check/1"
+
+
+@dataclass(frozen=True)
+class VerificationPlan:
+    """``verify/<name>/verification.json``: which partitions of a run are re-counted, with what, chosen how."""
+
+    name: str
+    run_id: str
+    partitions: list[int]
+    kernel: str  # the variant that re-counts (the run's was another, or on another device)
+    device: str | None
+    count_nodes: bool
+    seed: int | None  # of the sample (None: the partitions were listed)
+    sample: float | None  # the fraction asked for
+    origin: Origin
+    created: str = field(default_factory=now_utc)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": VERIFICATION_FORMAT, **{k: v for k, v in asdict(self).items() if k != "origin"},
+                "environment": self.origin.to_json()}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "VerificationPlan":
+        if not _RUN_ID.fullmatch(str(d["run_id"])):
+            raise ValueError(f"run_id {d['run_id']!r} is not a permenum run id")
+        return cls(str(d["name"]), str(d["run_id"]), [int(p) for p in d["partitions"]], str(d["kernel"]),
+                   None if d.get("device") is None else str(d["device"]), bool(d["count_nodes"]),
+                   None if d.get("seed") is None else int(d["seed"]),
+                   None if d.get("sample") is None else float(d["sample"]),
+                   Origin.from_json(d.get("environment") or {}), str(d.get("created", "")))
+
+
+def write_verification_plan(layout: RunLayout, plan: VerificationPlan) -> None:
+    _write_sealed(layout.verification_plan, plan.to_json(), replace=False)
+
+
+def load_verification_plan(layout: RunLayout) -> VerificationPlan:
+    path = layout.verification_plan
+    return _parse(path, "verification", VerificationPlan.from_json,
+                  _read_sealed(path, "verification", VERIFICATION_FORMAT))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One partition of a verification: the run's result beside the re-count, and what differed."""
+
+    partition: int
+    verdict: str  # agrees | DISAGREES | pending (no re-count yet)
+    differs: list[str]  # the fields that differ (solutions, raw, classes, states, nodes)
+    nodes_compared: bool  # both counted nodes of the same search
+    reference: dict[str, Any]  # the run's result: attempt, kernel, models, builds, counts, host, finished
+    recount: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class VerificationCheck:
+    """``verify/<name>/check.json``: the last comparison of a verification with the run (who, when, where)."""
+
+    name: str
+    run_id: str
+    comparisons: list[Comparison]
+    origin: Origin
+    checked: str = field(default_factory=now_utc)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": VERIFICATION_CHECK_FORMAT, "name": self.name, "run_id": self.run_id,
+                "comparisons": [asdict(c) for c in self.comparisons], "environment": self.origin.to_json(),
+                "checked": self.checked}
+
+
+def write_verification_check(layout: RunLayout, check: VerificationCheck) -> None:
+    """The comparison as last made (each `verify` replaces it; the re-counted results stay as they are)."""
+    _write_sealed(layout.verification_check, check.to_json())

@@ -1,0 +1,210 @@
+"""Re-count a sample of a run's partitions with another kernel or on another device, and compare.
+
+A record run has no published count to check against, so the run must carry its own evidence (Q(25)
+and Q(26) were each confirmed by a second computation; NQueens@Home failed on overflows nobody saw).
+A verification is a run of its own in ``RUN/verify/<name>/``: a copy of the run's manifest with its
+own run id, whose partition files are the run's (``../../pool/...``, checked by sha256 like any
+partition), counted by the ordinary task (`permenum task`, locally or as a SLURM array) with the
+kernel and device the verification names. Its results are then compared, partition by partition,
+with the run's: the counts always, the nodes where both builds count the same search.
+
+The sample: ``ceil(F x P)`` of the run's P partitions with a result, drawn without replacement by
+numpy's PCG64 from ``seed``. If k partitions of the run are wrong, such a sample of m catches at
+least one with probability 1 - C(P-k, m) / C(P, m) (README "Verify").
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import uuid
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from permenum.errors import UserError
+from permenum.jobs.environment import TaskEnvironment
+from permenum.layout import RunLayout
+from permenum.records import (Comparison, Manifest, ResultRecord, VerificationCheck, VerificationPlan,
+                              load_manifest, load_verification_plan, scan_results, write_manifest,
+                              write_verification_check, write_verification_plan)
+
+#: Kernel variants whose node counts are of one search (each state, its placements, its leaves): a
+#: re-count on one of them compares nodes too. The others count nodes of their own searches.
+SAME_SEARCH: tuple[frozenset[str], ...] = (frozenset({"skip", "skip-soa", "skip-all"}),)
+
+
+def same_search(a: str, b: str) -> bool:
+    return a == b or any(a in family and b in family for family in SAME_SEARCH)
+
+
+def alternative_kernel(problem: str, symmetry: str, used: str) -> str:
+    """The kernel a verification uses unless told: the readable reference where it serves the mode
+    (N-Queens dfs for mirror/none, Costas dfs), else the search without the dead-child filter (skip-all);
+    never the one that counted."""
+    if problem == "costas":
+        return "fc" if used == "dfs" else "dfs"
+    if symmetry in ("mirror", "none") and used != "dfs":
+        return "dfs"
+    return "skip" if used == "skip-all" else "skip-all"
+
+
+def sample_partitions(done: list[int], fraction: float, seed: int) -> list[int]:
+    """ceil(fraction x len(done)) of ``done``, drawn without replacement from ``seed`` (sorted)."""
+    if not 0 < fraction <= 1:
+        raise UserError(f"--sample must be a fraction in (0, 1] (got {fraction})")
+    m = math.ceil(fraction * len(done))
+    picked = np.random.default_rng(seed).choice(np.array(done, dtype=np.int64), size=m, replace=False)
+    return sorted(int(p) for p in picked)
+
+
+def catch_probability(partitions: int, altered: int, sampled: int) -> float:
+    """The chance a sample of ``sampled`` of ``partitions`` holds at least one of ``altered`` wrong ones."""
+    return 1.0 - math.comb(partitions - altered, sampled) / math.comb(partitions, sampled)
+
+
+@dataclass(frozen=True)
+class Request:
+    sample: float | None  # a fraction of the done partitions, or
+    partitions: list[int] | None  # these
+    kernel: str | None  # None: alternative_kernel
+    device: str | None
+    count_nodes: bool
+    seed: int | None  # of the sample; None: a random one (recorded)
+
+
+def create_verification(layout: RunLayout, request: Request) -> RunLayout:
+    """Choose the partitions and the kernel, and lay the verification out as a run of its own."""
+    from permenum.solver.registry import check_kernel
+
+    manifest = load_manifest(layout)
+    done = scan_results(layout, manifest).done
+    if not done:
+        raise UserError(f"{layout.root} has no results to verify yet")
+    seed = request.seed if request.seed is not None else secrets.randbits(63)
+    if request.partitions is not None:
+        unknown = [p for p in request.partitions if p not in done]
+        if unknown:
+            raise UserError(f"partitions {unknown} have no result in {layout.root}: nothing to re-count")
+        partitions, seed = sorted(set(request.partitions)), None
+    else:
+        partitions = sample_partitions(sorted(done), request.sample or 0.0, seed)
+    used = _most_used_kernel([done[p] for p in partitions])
+    kernel = request.kernel or alternative_kernel(manifest.problem, manifest.symmetry, used)
+    check_kernel(manifest.problem, kernel, manifest.symmetry)
+    name = f"v-{uuid.uuid4().hex[:12]}"
+    shadow = layout.verification(name)
+    shadow.root.mkdir(parents=True)
+    write_manifest(shadow, _shadow_manifest(manifest))
+    write_verification_plan(shadow, VerificationPlan(name, manifest.run_id, partitions, kernel, request.device,
+                                                     request.count_nodes, seed, request.sample,
+                                                     TaskEnvironment.read().origin))
+    return shadow
+
+
+def _shadow_manifest(manifest: Manifest) -> Manifest:
+    """The run's manifest with a run id of its own (its job names, its results) and the run's partition files."""
+    entries = tuple(replace(e, file=f"../../{e.file}") for e in manifest.partitions)
+    return replace(manifest, run_id=uuid.uuid4().hex, partitions=entries)
+
+
+def _most_used_kernel(records: list[ResultRecord]) -> str:
+    kernels = [r.kernel for r in records]
+    return max(sorted(set(kernels)), key=kernels.count)
+
+
+def verifications(layout: RunLayout) -> list[RunLayout]:
+    """Every verification of the run, oldest first."""
+    if not layout.verifications_dir.is_dir():
+        return []
+    found = [layout.verification(p.name) for p in layout.verifications_dir.iterdir()
+             if (p / "verification.json").exists()]
+    return sorted(found, key=lambda v: load_verification_plan(v).created)
+
+
+def find_verification(layout: RunLayout, name: str) -> RunLayout:
+    shadow = layout.verification(name)
+    if not shadow.verification_plan.exists():
+        raise UserError(f"{layout.root} has no verification {name!r} (see {layout.verifications_dir})")
+    return shadow
+
+
+def pending(shadow: RunLayout) -> list[int]:
+    """The verification's partitions not re-counted yet."""
+    plan = load_verification_plan(shadow)
+    done = scan_results(shadow, load_manifest(shadow)).done
+    return [p for p in plan.partitions if p not in done]
+
+
+def compare(reference: ResultRecord, recount: ResultRecord | None) -> Comparison:
+    """One partition: the run's result beside the re-count (None: not re-counted yet)."""
+    if recount is None:
+        return Comparison(reference.partition, "pending", [], False, _summary(reference), None)
+    pairs = {"solutions": (reference.weighted, recount.weighted), "raw": (reference.raw, recount.raw),
+             "states": (reference.states, recount.states), "partition file": (reference.pool_sha256, recount.pool_sha256)}
+    if reference.classes is not None and recount.classes is not None:
+        pairs["classes"] = (reference.classes, recount.classes)
+    nodes = reference.nodes is not None and recount.nodes is not None and same_search(reference.kernel, recount.kernel)
+    if nodes:
+        pairs["nodes"] = (reference.nodes, recount.nodes)
+    differs = [name for name, (a, b) in pairs.items() if a != b]
+    return Comparison(reference.partition, "DISAGREES" if differs else "agrees", differs, nodes,
+                      _summary(reference), _summary(recount))
+
+
+def _summary(r: ResultRecord) -> dict[str, object]:
+    """What a comparison keeps of a result: its counts, and what counted them, where and when."""
+    ran = [d for d in r.devices if d.states > 0] or list(r.devices)
+    return {"attempt": r.attempt, "kernel": r.kernel, "devices": [d.label for d in ran],
+            "models": sorted({d.model for d in ran}), "builds": sorted({b for d in ran for b in d.builds}),
+            "solutions": r.weighted, "raw": r.raw, "classes": r.classes, "nodes": r.nodes, "host": r.origin.host,
+            "finished": r.finished}
+
+
+@dataclass(frozen=True)
+class Verified:
+    """Every verification of a run compared with its results: which partitions agree, which do not."""
+
+    partitions: int  # of the run
+    checks: list[tuple[VerificationPlan, list[Comparison]]]
+
+    @property
+    def agreeing(self) -> set[int]:
+        return {c.partition for _, cs in self.checks for c in cs if c.verdict == "agrees"}
+
+    @property
+    def disagreeing(self) -> list[int]:
+        return sorted({c.partition for _, cs in self.checks for c in cs if c.verdict == "DISAGREES"})
+
+    @property
+    def pending(self) -> list[int]:
+        return sorted({c.partition for _, cs in self.checks for c in cs if c.verdict == "pending"} - self.agreeing)
+
+    @property
+    def fraction(self) -> float:
+        return len(self.agreeing - set(self.disagreeing)) / self.partitions if self.partitions else 0.0
+
+
+def check_verification(layout: RunLayout, shadow: RunLayout) -> tuple[VerificationPlan, list[Comparison]]:
+    """Compare one verification's re-counts with the run's results as they are now (no writes)."""
+    manifest, plan = load_manifest(layout), load_verification_plan(shadow)
+    if plan.run_id != manifest.run_id:
+        raise UserError(f"{shadow.root}: a verification of run {plan.run_id}, not of {manifest.run_id}")
+    run = scan_results(layout, manifest).done
+    recounts = scan_results(shadow, load_manifest(shadow)).done
+    return plan, [compare(run[p], recounts.get(p)) for p in plan.partitions if p in run]
+
+
+def verified(layout: RunLayout) -> Verified:
+    """Every verification of the run checked against its results (what `collect` and `report` print)."""
+    manifest = load_manifest(layout)
+    return Verified(manifest.num_partitions, [check_verification(layout, v) for v in verifications(layout)])
+
+
+def record_check(layout: RunLayout, shadow: RunLayout) -> tuple[VerificationPlan, list[Comparison]]:
+    """Compare, and record the comparison in the verification (who compared, where, when)."""
+    plan, comparisons = check_verification(layout, shadow)
+    write_verification_check(shadow, VerificationCheck(plan.name, plan.run_id, comparisons,
+                                                       TaskEnvironment.read().origin))
+    return plan, comparisons
+

@@ -1,0 +1,168 @@
+"""`permenum verify RUN`: re-count a sample of a run's partitions with another kernel or on another device.
+
+Thin like cli.py: parse, call permenum.jobs.verify (and the local executor or SLURM submission that
+every run uses), print.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+from rich.console import Console
+
+from permenum.cli_options import task_options
+from permenum.errors import UserError
+from permenum.layout import RunLayout
+
+if TYPE_CHECKING:
+    from permenum.jobs.verify import Verified
+    from permenum.records import Comparison, VerificationPlan
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+EXIT_DISAGREES = 1
+
+
+@click.command()
+@click.argument("run", type=click.Path(file_okay=False))
+@click.option("--sample", type=float, default=None, help="Re-count this fraction of the partitions with a result "
+              "(drawn from --seed).")
+@click.option("--partitions", "listed", default=None, help="Re-count these partitions, e.g. 3,7,12-14.")
+@click.option("--seed", type=int, default=None, help="Seed of the sample (default: a random one, recorded).")
+@click.option("--id", "name", default=None, help="Go on with this verification (count what it has not yet).")
+@click.option("--check", is_flag=True, help="Count nothing: compare every verification of RUN with its results.")
+@click.option("--workers", "-w", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--submit", "as_array", is_flag=True, help="Re-count as a SLURM array instead of here.")
+@click.option("--throttle", "-T", type=int, default=None, help="With --submit: at most T array tasks at once.")
+@click.option("--gpus-per-task", "-G", type=int, default=None, help="With --submit: --gres=gpu:G per task.")
+@click.option("--time", "time_limit", default=None, help="With --submit: time limit per task.")
+@click.option("--partition", "slurm_partition", default=None, help="With --submit: SLURM partition (queue).")
+@click.option("--account", default=None, help="With --submit: SLURM account to charge.")
+@click.option("--sbatch-arg", "sbatch_args", multiple=True, help="With --submit: extra sbatch option, repeatable.")
+@task_options
+def verify(run: str, sample: float | None, listed: str | None, seed: int | None, name: str | None, check: bool,
+           workers: int, as_array: bool, throttle: int | None, gpus_per_task: int | None, time_limit: str | None,
+           slurm_partition: str | None, account: str | None, sbatch_args: tuple[str, ...], device: str | None,
+           kernel: str | None, count_nodes: bool, chunk_seconds: float) -> None:
+    """Re-count a seeded sample of RUN's partitions (or the listed ones) with another kernel and/or on another
+    device, compare them with RUN's results, and record the comparison in RUN/verify/<id>/.
+
+    The kernel defaults to one other than the run's (the readable reference where it serves the symmetry
+    mode, else the search without the dead-child filter). Exits 1 naming every partition that disagrees.
+    """
+    from permenum.jobs import verify as v
+    from permenum.ranges import expand_ranges
+
+    layout = RunLayout(Path(run))
+    if check:
+        sys.exit(_check(layout, [v.find_verification(layout, name)] if name else v.verifications(layout)))
+    if name:
+        shadow = v.find_verification(layout, name)
+    else:
+        if (sample is None) == (listed is None):
+            raise UserError("give --sample F or --partitions LIST (or --id ID to go on with a verification, --check to "
+                            "compare)")
+        try:
+            partitions = expand_ranges(listed) if listed is not None else None
+        except ValueError as exc:
+            raise UserError(f"--partitions: {exc}") from None
+        shadow = v.create_verification(layout, v.Request(sample, partitions, kernel, device, count_nodes, seed))
+    from permenum.records import load_verification_plan
+    from permenum.task_options import TaskOptions
+
+    plan = load_verification_plan(shadow)
+    options = TaskOptions(plan.device, plan.kernel, plan.count_nodes, chunk_seconds)
+    out.print(f"verification {plan.name}: partitions {_ranges(plan.partitions)} with kernel {plan.kernel}"
+              + (f" on {plan.device}" if plan.device else "")
+              + (f" (sample {plan.sample:g}, seed {plan.seed})" if plan.seed is not None else ""), markup=False)
+    todo = v.pending(shadow)
+    if as_array:
+        _submit(shadow, options, todo, throttle, gpus_per_task, time_limit, slurm_partition, account, sbatch_args)
+        out.print(f"when it is done: `permenum verify {shlex.quote(run)} --check --id {plan.name}`", markup=False)
+        return
+    if todo:
+        from permenum.cli import _run_local
+
+        again = f"permenum verify {shlex.quote(run)} --id {plan.name}"
+        code = _run_local(str(shadow.root), workers, options, only=todo, again=again)
+        if code:
+            sys.exit(code)
+    sys.exit(_check(layout, [shadow]))
+
+
+def _submit(shadow: RunLayout, options: "TaskOptions", todo: list[int], throttle: int | None,
+            gpus_per_task: int | None, time_limit: str | None, slurm_partition: str | None, account: str | None,
+            sbatch_args: tuple[str, ...]) -> None:
+    from permenum.cli_slurm import slurm_backend, slurm_errors
+    from permenum.slurm import submit as sub
+    from permenum.slurm.script import SbatchOptions
+
+    if not todo:
+        out.print("nothing to submit: every partition of the verification is re-counted")
+        return
+    sbatch = SbatchOptions(throttle, gpus_per_task, time_limit, slurm_partition, account, tuple(sbatch_args),
+                           task=options)
+    with slurm_errors():
+        backend, note = slurm_backend()
+        outcome, _ = sub.submit(shadow, backend, sbatch, backend_note=note, only=todo)
+    out.print(outcome.message, markup=False)
+
+
+def _check(layout: RunLayout, shadows: list[RunLayout]) -> int:
+    """Compare (and record) each verification; 1 when a partition disagrees."""
+    from permenum.jobs.verify import record_check
+
+    if not shadows:
+        raise UserError(f"{layout.root} has no verifications yet (`permenum verify {layout.root} --sample F`)")
+    bad: list[int] = []
+    for shadow in shadows:
+        plan, comparisons = record_check(layout, shadow)
+        _print_check(plan, comparisons)
+        bad += [c.partition for c in comparisons if c.verdict == "DISAGREES"]
+    if bad:
+        err.print(f"[red]DISAGREE:[/red] partitions {_ranges(bad)}: their re-count differs from the run's result")
+        return EXIT_DISAGREES
+    return 0
+
+
+def _print_check(plan: "VerificationPlan", comparisons: "list[Comparison]") -> None:
+    agree = [c.partition for c in comparisons if c.verdict == "agrees"]
+    waiting = [c.partition for c in comparisons if c.verdict == "pending"]
+    nodes = sum(c.nodes_compared for c in comparisons)
+    out.print(f"verification {plan.name} ({plan.kernel}{' on ' + plan.device if plan.device else ''}): "
+              f"{len(agree)}/{len(comparisons)} partitions agree"
+              + (f" (nodes compared on {nodes})" if nodes else "")
+              + (f"; not re-counted yet: {_ranges(waiting)}" if waiting else ""), markup=False)
+    for c in comparisons:
+        if c.verdict == "DISAGREES":
+            ref, new = c.reference, c.recount or {}
+            err.print(f"partition {c.partition} DISAGREES on {', '.join(c.differs)}: run {ref['solutions']} solutions "
+                      f"({ref['kernel']}, {', '.join(ref['models'])}, {ref['host']}), re-count {new.get('solutions')} "
+                      f"({new.get('kernel')}, {', '.join(new.get('models', []))}, {new.get('host')})", markup=False)
+
+
+def verified_line(v: "Verified") -> str:
+    """One line for `collect` and `report`: the verified fraction of the run, and any disagreement."""
+    line = (f"verified: {len(v.agreeing - set(v.disagreeing))}/{v.partitions} partitions ({100 * v.fraction:.1f}%) "
+            f"re-counted in agreement by {len(v.checks)} verifications")
+    if v.pending:
+        line += f"; {len(v.pending)} not re-counted yet"
+    if v.disagreeing:
+        line += f"; DISAGREE: partitions {_ranges(v.disagreeing)}"
+    return line
+
+
+def _ranges(partitions: list[int]) -> str:
+    from permenum.ranges import compact_ranges
+
+    return compact_ranges(partitions)
+
+
+def register(group: click.Group) -> None:
+    """Add `verify` to the `permenum` group."""
+    group.add_command(verify)
