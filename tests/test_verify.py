@@ -1,0 +1,124 @@
+"""`permenum verify`: a sample of a run re-counted with another kernel (PoCL here), compared partition by
+partition; an altered result (re-sealed, as a careless script or a faulty node would leave it) is caught
+when sampled, and the chance of catching k altered partitions is the README's formula."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from permenum.jobs.verify import catch_probability, sample_partitions
+from permenum.layout import RunLayout
+from permenum.records import read_result, write_result
+from tests.conftest import published
+
+
+@pytest.fixture(scope="module")
+def queens_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """N-Queens 10 in 8 partitions, counted (skip-soa, the CPU's default) and checked against OEIS."""
+    from tests.conftest import run_cli
+
+    run = tmp_path_factory.mktemp("verify") / "run"
+    run_cli("pool", "nqueens", "--n", 10, "--out", run, "-P", 8, check=True)
+    run_cli("run", run, "--device", "cpu", check=True)
+    assert f"matches the published count {published('nqueens_total', 10)}" in run_cli("collect", run, check=True).stdout
+    return run
+
+
+def alter(run: Path, partition: int, by: int) -> None:
+    """Change a result's counts and write it again through the records' own writer (a valid seal)."""
+    layout = RunLayout(run)
+    record = read_result(layout.result_file(partition))
+    layout.result_file(partition).unlink()
+    write_result(layout, replace(record, weighted=record.weighted + by, raw=record.raw + by))
+
+
+def test_a_sample_recounted_with_another_kernel_agrees_and_is_recorded(queens_run: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    proc = cli("verify", queens_run, "--sample", 0.5, "--seed", 11, check=True)
+    expected = sample_partitions(list(range(8)), 0.5, 11)
+    assert len(expected) == 4
+    (shadow,) = [p for p in (queens_run / "verify").iterdir() if (p / "verification.json").exists()
+                 and json.loads((p / "verification.json").read_text())["seed"] == 11]
+    plan = json.loads((shadow / "verification.json").read_text())
+    assert plan["partitions"] == expected and plan["kernel"] == "skip-all"  # the run counted with skip-soa
+    assert plan["environment"]["host"] and plan["environment"]["version"]
+    check = json.loads((shadow / "check.json").read_text())
+    assert [c["partition"] for c in check["comparisons"]] == expected
+    for c in check["comparisons"]:
+        assert c["verdict"] == "agrees" and c["reference"]["kernel"] == "skip-soa" and c["recount"]["kernel"] == "skip-all"
+        assert c["recount"]["solutions"] == c["reference"]["solutions"] and c["recount"]["builds"]
+        assert c["reference"]["builds"] != c["recount"]["builds"]  # another build counted
+    assert "4/4 partitions agree" in proc.stdout
+    collect = cli("collect", queens_run, check=True)
+    assert "re-counted in agreement" in collect.stdout
+
+
+def test_an_altered_result_is_caught_when_sampled(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    run = tmp_path / "run"
+    cli("pool", "nqueens", "--n", 9, "--out", run, "-P", 6, check=True)
+    cli("run", run, "--device", "cpu", check=True)
+    alter(run, 3, 2)
+    assert cli("collect", run).returncode == 1  # n=9 has a published count: the total is off
+    missed_seed = next(s for s in range(100) if 3 not in sample_partitions(list(range(6)), 1 / 3, s))
+    caught_seed = next(s for s in range(100) if 3 in sample_partitions(list(range(6)), 1 / 3, s))
+    missed = cli("verify", run, "--sample", 1 / 3, "--seed", missed_seed)
+    assert missed.returncode == 0, missed.stderr
+    caught = cli("verify", run, "--sample", 1 / 3, "--seed", caught_seed)
+    assert caught.returncode == 1
+    assert "partition 3 DISAGREES on solutions, raw" in caught.stderr and "DISAGREE: partitions 3" in caught.stderr
+    listed = cli("verify", run, "--partitions", "2-4")
+    assert listed.returncode == 1 and "DISAGREE: partitions 3:" in listed.stderr
+    collect = cli("collect", run)
+    assert collect.returncode == 1 and "DISAGREE: partitions 3" in collect.stderr
+    again = cli("verify", run, "--check")
+    assert again.returncode == 1 and "DISAGREE: partitions 3:" in again.stderr
+
+
+@pytest.mark.parametrize("partitions,altered,fraction", [(20, 1, 0.1), (20, 3, 0.25), (50, 5, 0.1)])
+def test_the_chance_of_catching_altered_partitions_is_the_readmes(partitions: int, altered: int, fraction: float) -> None:
+    """The sampler's catch rate over 4000 seeds against 1 - C(P-k, m)/C(P, m), within 4 standard deviations."""
+    bad = set(range(0, partitions, partitions // altered)[:altered])
+    m = math.ceil(fraction * partitions)
+    runs = 4000
+    caught = sum(bool(bad & set(sample_partitions(list(range(partitions)), fraction, seed))) for seed in range(runs))
+    p = catch_probability(partitions, altered, m)
+    assert abs(caught / runs - p) < 4 * math.sqrt(p * (1 - p) / runs), (caught / runs, p)
+    assert p == pytest.approx(1 - math.prod((partitions - altered - i) / (partitions - i) for i in range(m)))
+
+
+def test_costas_recount_on_the_other_kernel_compares_classes_and_nodes(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    run = tmp_path / "run"
+    cli("pool", "costas", "--n", 9, "--out", run, "-P", 3, check=True)
+    cli("run", run, "--device", "cpu", "--kernel", "fc", "--count-nodes", check=True)
+    proc = cli("verify", run, "--partitions", "0-2", "--count-nodes", check=True)
+    assert "with kernel dfs" in proc.stdout and "3/3 partitions agree" in proc.stdout
+    (shadow,) = (run / "verify").iterdir()
+    check = json.loads((shadow / "check.json").read_text())
+    assert all(c["recount"]["classes"] == c["reference"]["classes"] for c in check["comparisons"])
+    assert not any(c["nodes_compared"] for c in check["comparisons"])  # dfs and fc search different trees
+
+
+def test_nodes_are_compared_where_both_builds_count_the_same_search(queens_run: Path, tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    run = tmp_path / "run"
+    cli("pool", "nqueens", "--n", 9, "--out", run, "-P", 3, check=True)
+    cli("run", run, "--device", "cpu", "--count-nodes", check=True)
+    proc = cli("verify", run, "--partitions", "0-2", "--count-nodes", check=True)
+    assert "nodes compared on 3" in proc.stdout
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--sample", 0], "--sample must be a fraction"),
+    (["--sample", 0.5, "--partitions", "1"], "give --sample F or --partitions LIST"),
+    ([], "give --sample F or --partitions LIST"),
+    (["--partitions", "99"], "partitions [99] have no result"),
+    (["--partitions", "x"], "--partitions: not an array index list"),
+    (["--partitions", "1", "--kernel", "nope"], "unknown nqueens kernel"),
+    (["--id", "v-nothere"], "has no verification 'v-nothere'"),
+])
+def test_bad_input_is_one_line_and_exit_2(queens_run: Path, cli, args: list[object], message: str) -> None:  # type: ignore[no-untyped-def]
+    proc = cli("verify", queens_run, *args)
+    assert proc.returncode == 2 and message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
