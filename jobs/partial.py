@@ -42,7 +42,8 @@ class Partial:
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Partial":
         return cls(parse_count(d["weighted"]), parse_count(d["raw"]), None if d.get("classes") is None else parse_count(d["classes"]),
-                   d.get("nodes"), float(d["kernel_seconds"]), d.get("solutions"), int(d["chunks"]))
+                   None if d.get("nodes") is None else parse_count(d["nodes"]), float(d["kernel_seconds"]),
+                   d.get("solutions"), int(d["chunks"]))
 
 
 @dataclass

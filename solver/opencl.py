@@ -131,12 +131,31 @@ def launch_lanes(ref: DeviceRef, nstates: int, local: int | None) -> int:
 @dataclass
 class BatchCounts:
     """Per-state raw counts (uint64), optional per-state node counts, the kernel's own time, and
-    for problems that report them, the solutions found (one row each)."""
+    for problems that report them, the solutions found (one row each).
+
+    A state's counters are the kernel's ulongs: made only after a launch shorter than WRAP_SECONDS (checked
+    here), no state's count or nodes can have wrapped; the host sums them exactly (problems.base.exact_sum)."""
 
     counts: np.ndarray
     nodes: np.ndarray | None
     kernel_seconds: float
     solutions: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.kernel_seconds >= WRAP_SECONDS:
+            raise CounterBoundError(f"a launch ran {self.kernel_seconds:.3g} s: a state's 64-bit count could have "
+                                    f"passed 2^64 after {WRAP_SECONDS:.3g} s; its counts are not trusted (count its "
+                                    "partition with shorter launches: --chunk-seconds, a deeper pool)")
+
+
+#: How long one launch must run before a state's ulong counter could wrap: a work-item adds at most one
+#: leaf per clock (at most 10 GHz), a leaf at most 8 x 64 (the edges mode's weight x a mask's bits; Costas
+#: adds 1 per array, nodes 1 per node): 2^64 / (10^10 x 512) s, 42 days. Launches last seconds (--chunk-seconds).
+WRAP_SECONDS = 2.0 ** 64 / (1e10 * 512)
+
+
+class CounterBoundError(RuntimeError):
+    """A launch ran so long that the kernel's per-state counters are no longer provably exact."""
 
 
 @dataclass

@@ -156,6 +156,65 @@ def test_a_count_past_2_to_the_64_survives_the_records(tmp_path: Path) -> None:
     assert ledger.column("solutions").to_pylist() == [3 << 70] and ledger.column("nodes").to_pylist() == [1 << 80]
 
 
+def test_a_count_past_2_to_the_64_goes_through_the_host_path_exact(tmp_path: Path) -> None:
+    """Per-state uint64 counts near 2^64, as a kernel could leave them, through everything the host does
+    with them: the weighted tally, the chunk sums, a checkpoint written and resumed, the result record and
+    the ledger. The total must be Python's exact sum, far past 2^64."""
+    from permenum.checkpoints import Checkpoint, load_checkpoint, save_checkpoint
+    from permenum.jobs.partial import ChunkLedger, Partial
+    from permenum.jobs.stream import StreamedPartition
+    from permenum.poolgen.write import read_partition
+    from permenum.solver.opencl import BatchCounts
+
+    layout = RunLayout(tmp_path / "run")
+    write_pool(layout, PoolSettings("nqueens", 10, 1, symmetry="mirror", target_states=64))
+    manifest, problem = load_manifest(layout), get_problem("nqueens")
+    entry = manifest.partition(0)
+    states = StreamedPartition(read_partition(layout, entry), problem.mask_names, "partition 0").take(0, entry.rows)
+    assert len(states) > 8 and int(states.weight.max()) == 2  # mirror weights: the weighted sum doubles
+    top = (1 << 64) - 1
+    counts = np.array([top - 7 * i for i in range(len(states))], dtype=np.uint64)
+    nodes = np.full(len(states), top, dtype=np.uint64)
+    half = len(states) // 2
+
+    def sums(lo: int, hi: int) -> Partial:
+        out = BatchCounts(counts[lo:hi], nodes[lo:hi], kernel_seconds=1.0)
+        tally = problem.tally(states.take(slice(lo, hi)), out.counts, None, manifest.symmetry)
+        return Partial(tally.weighted, tally.raw, None, exact_sum(out.nodes), 1.0, None, 1)
+
+    ledger = ChunkLedger(len(states), 0, Partial(classes=None, nodes=0), {})
+    ledger.finish(half, len(states), sums(half, len(states)))  # the second chunk first: it waits beyond the prefix
+    path = layout.checkpoint_file(0)
+    save_checkpoint(path, Checkpoint(manifest.run_id, 0, entry.sha256, ledger.prefix_end, ledger.prefix.as_json(),
+                                     1.0, 1, ledger.ahead_json(), ledger.open_json()))
+    ckpt = load_checkpoint(path, manifest.run_id, 0, entry.sha256)
+    resumed = ChunkLedger.resumed(len(states), ckpt.states_done, ckpt.sums, ckpt.ahead, ckpt.open)
+    resumed.finish(0, half, sums(0, half))
+    assert resumed.complete
+    weights = [int(w) for w in states.weight]
+    expected = sum(int(c) * w for c, w in zip(counts, weights))
+    assert expected > 1 << 68 and resumed.prefix.weighted == expected
+    assert resumed.prefix.raw == sum(int(c) for c in counts) and resumed.prefix.nodes == top * len(states)
+    record = dataclasses.replace(run_task(layout, 0).record, weighted=resumed.prefix.weighted,
+                                 raw=resumed.prefix.raw, nodes=resumed.prefix.nodes)
+    layout.result_file(0).unlink()
+    write_result(layout, record)
+    assert read_result(layout.result_file(0)).weighted == expected
+    collected = collect(layout)
+    assert collected.total == expected and collected.ledger.column("solutions").to_pylist() == [expected]
+    assert collected.ledger.column("nodes").to_pylist() == [top * len(states)]
+
+
+def test_a_launch_too_long_for_exact_counters_is_refused() -> None:
+    """Past WRAP_SECONDS of one launch a state's ulong could have wrapped: its counts are refused, not summed."""
+    from permenum.solver.opencl import WRAP_SECONDS, BatchCounts, CounterBoundError
+
+    assert 30 * 24 * 3600 < WRAP_SECONDS < 60 * 24 * 3600
+    BatchCounts(np.zeros(1, np.uint64), None, WRAP_SECONDS * 0.999)
+    with pytest.raises(CounterBoundError, match="could have passed 2\\^64"):
+        BatchCounts(np.zeros(1, np.uint64), None, WRAP_SECONDS)
+
+
 def test_a_run_id_that_could_break_a_script_is_refused(run: RunLayout, tmp_path: Path) -> None:
     copy = RunLayout(tmp_path / "copy")
     write_manifest(copy, dataclasses.replace(load_manifest(run), run_id="0" * 31 + "\ntouch /tmp/owned"))
