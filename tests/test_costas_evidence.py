@@ -1,0 +1,33 @@
+"""A finished Costas run's own evidence, printed by `collect`: every stored array checked, classes x orbit
+sizes = the total, every Welch / Lempel-Golomb array of the order present; a missing class is caught."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from permenum.jobs.solutions import read_solutions, write_arrays
+from permenum.layout import RunLayout
+from permenum.problems.costas_constructions import welch_arrays
+from permenum.problems.costas_symmetry import representative
+from tests.conftest import published
+
+
+def test_collect_prints_the_runs_own_evidence_and_catches_a_lost_class(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    run = tmp_path / "run"
+    cli("pool", "costas", "--n", 10, "--out", run, "-P", 3, check=True)
+    cli("run", run, "--device", "cpu", check=True)
+    total = published("costas_total", 10)
+    good = cli("collect", run, check=True)
+    assert f"classes x orbit sizes = {total} (= the total {total})" in good.stdout
+    assert f"all {len(welch_arrays(10))} Welch arrays of this order present" in good.stdout
+    # a Welch class lost from the stored arrays (a solutions file cut short): the evidence no longer holds
+    lost = representative(sorted(welch_arrays(10))[0])
+    layout = RunLayout(run)
+    for part in range(3):  # every member of the class, wherever it was stored
+        kept = [a for a in read_solutions(layout.solutions_file(part)) if representative(a) != lost]
+        write_arrays(layout.solutions_file(part), np.array(kept, np.uint8).reshape(len(kept), 10))
+    bad = cli("collect", run)
+    assert bad.returncode == 1
+    assert f"DIFFERS FROM the total {total}" in bad.stderr and "Welch arrays of this order MISSING" in bad.stderr
