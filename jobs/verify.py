@@ -8,6 +8,10 @@ partition), counted by the ordinary task (`permenum task`, locally or as a SLURM
 kernel and device the verification names. Its results are then compared, partition by partition,
 with the run's: the counts always, the nodes where both builds count the same search.
 
+With ``reflect`` the verification's partitions are the sampled ones' mirror images (written in its own
+``pool/``): a different search -- other masks, other words, the diagonals traded -- that must count the
+same, which catches a kernel fault the same search would repeat on the same states.
+
 The sample: ``ceil(F x P)`` of the run's P partitions with a result, drawn without replacement by
 numpy's PCG64 from ``seed``. If k partitions of the run are wrong, such a sample of m catches at
 least one with probability 1 - C(P-k, m) / C(P, m) (README "Verify").
@@ -21,11 +25,16 @@ import uuid
 from dataclasses import dataclass, replace
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
+from permenum.atomic import write_new_file
 from permenum.errors import UserError
 from permenum.jobs.environment import TaskEnvironment
 from permenum.layout import RunLayout
-from permenum.records import (Comparison, Manifest, ResultRecord, VerificationCheck, VerificationPlan,
+from permenum.poolgen.write import partition_bytes, read_partition
+from permenum.problems import StateBatch, get_problem
+from permenum.records import (Comparison, Manifest, PartitionEntry, ResultRecord, VerificationCheck, VerificationPlan,
                               load_manifest, load_verification_plan, scan_results, write_manifest,
                               write_verification_check, write_verification_plan)
 
@@ -71,6 +80,7 @@ class Request:
     device: str | None
     count_nodes: bool
     seed: int | None  # of the sample; None: a random one (recorded)
+    reflect: bool = False  # re-count each partition's mirror image
 
 
 def create_verification(layout: RunLayout, request: Request) -> RunLayout:
@@ -92,20 +102,35 @@ def create_verification(layout: RunLayout, request: Request) -> RunLayout:
     used = _most_used_kernel([done[p] for p in partitions])
     kernel = request.kernel or alternative_kernel(manifest.problem, manifest.symmetry, used)
     check_kernel(manifest.problem, kernel, manifest.symmetry)
+    problem = get_problem(manifest.problem)
+    if request.reflect and manifest.symmetry not in problem.reflected_modes:
+        raise UserError(f"--reflect: {manifest.problem} pools of symmetry {manifest.symmetry} have no mirror-image states "
+                        "(N-Queens mirror or none pools have)")
     name = f"v-{uuid.uuid4().hex[:12]}"
     shadow = layout.verification(name)
     shadow.root.mkdir(parents=True)
-    write_manifest(shadow, _shadow_manifest(manifest))
+    entries = [replace(e, file=f"../../{e.file}") for e in manifest.partitions]  # the run's files, checked as ever
+    if request.reflect:
+        for p in partitions:
+            entries[p] = _write_reflected(layout, shadow, manifest, p)
+    write_manifest(shadow, replace(manifest, run_id=uuid.uuid4().hex, partitions=tuple(entries)))
     write_verification_plan(shadow, VerificationPlan(name, manifest.run_id, partitions, kernel, request.device,
                                                      request.count_nodes, seed, request.sample,
-                                                     TaskEnvironment.read().origin))
+                                                     TaskEnvironment.read().origin, reflected=request.reflect))
     return shadow
 
 
-def _shadow_manifest(manifest: Manifest) -> Manifest:
-    """The run's manifest with a run id of its own (its job names, its results) and the run's partition files."""
-    entries = tuple(replace(e, file=f"../../{e.file}") for e in manifest.partitions)
-    return replace(manifest, run_id=uuid.uuid4().hex, partitions=entries)
+def _write_reflected(layout: RunLayout, shadow: RunLayout, manifest: Manifest, partition: int) -> PartitionEntry:
+    """Partition ``partition``'s mirror image in the verification's own pool (its entry: its own sha256)."""
+    entry, problem = manifest.partition(partition), get_problem(manifest.problem)
+    table = pq.read_table(pa.BufferReader(read_partition(layout, entry)))
+    states = StateBatch.from_table(table, problem.mask_names)
+    image = problem.reflected(manifest.n, states, manifest.symmetry)
+    assert image is not None
+    data, made = partition_bytes(shadow, partition, image, table.column("est_cost").to_numpy())
+    shadow.pool_dir.mkdir(parents=True, exist_ok=True)
+    write_new_file(shadow.partition_file(partition), data)
+    return made
 
 
 def _most_used_kernel(records: list[ResultRecord]) -> str:
@@ -136,12 +161,15 @@ def pending(shadow: RunLayout) -> list[int]:
     return [p for p in plan.partitions if p not in done]
 
 
-def compare(reference: ResultRecord, recount: ResultRecord | None) -> Comparison:
-    """One partition: the run's result beside the re-count (None: not re-counted yet)."""
+def compare(reference: ResultRecord, recount: ResultRecord | None, reflected: bool = False) -> Comparison:
+    """One partition: the run's result beside the re-count (None: not re-counted yet) of the same
+    partition file, or of its mirror image."""
     if recount is None:
         return Comparison(reference.partition, "pending", [], False, _summary(reference), None)
     pairs = {"solutions": (reference.weighted, recount.weighted), "raw": (reference.raw, recount.raw),
-             "states": (reference.states, recount.states), "partition file": (reference.pool_sha256, recount.pool_sha256)}
+             "states": (reference.states, recount.states)}
+    if not reflected:
+        pairs["partition file"] = (reference.pool_sha256, recount.pool_sha256)
     if reference.classes is not None and recount.classes is not None:
         pairs["classes"] = (reference.classes, recount.classes)
     nodes = reference.nodes is not None and recount.nodes is not None and same_search(reference.kernel, recount.kernel)
@@ -192,7 +220,7 @@ def check_verification(layout: RunLayout, shadow: RunLayout) -> tuple[Verificati
         raise UserError(f"{shadow.root}: a verification of run {plan.run_id}, not of {manifest.run_id}")
     run = scan_results(layout, manifest).done
     recounts = scan_results(shadow, load_manifest(shadow)).done
-    return plan, [compare(run[p], recounts.get(p)) for p in plan.partitions if p in run]
+    return plan, [compare(run[p], recounts.get(p), plan.reflected) for p in plan.partitions if p in run]
 
 
 def verified(layout: RunLayout) -> Verified:

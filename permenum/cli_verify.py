@@ -35,6 +35,8 @@ EXIT_DISAGREES = 1
 @click.option("--partitions", "listed", default=None, help="Re-count these partitions, e.g. 3,7,12-14.")
 @click.option("--seed", type=int, default=None, help="Seed of the sample (default: a random one, recorded).")
 @click.option("--id", "name", default=None, help="Go on with this verification (count what it has not yet).")
+@click.option("--reflect", is_flag=True, help="Re-count each partition's mirror image (N-Queens mirror and none pools): "
+              "another search that must count the same.")
 @click.option("--check", is_flag=True, help="Count nothing: compare every verification of RUN with its results.")
 @click.option("--workers", "-w", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--submit", "as_array", is_flag=True, help="Re-count as a SLURM array instead of here.")
@@ -45,7 +47,8 @@ EXIT_DISAGREES = 1
 @click.option("--account", default=None, help="With --submit: SLURM account to charge.")
 @click.option("--sbatch-arg", "sbatch_args", multiple=True, help="With --submit: extra sbatch option, repeatable.")
 @task_options
-def verify(run: str, sample: float | None, listed: str | None, seed: int | None, name: str | None, check: bool,
+def verify(run: str, sample: float | None, listed: str | None, seed: int | None, name: str | None, reflect: bool,
+           check: bool,
            workers: int, as_array: bool, throttle: int | None, gpus_per_task: int | None, time_limit: str | None,
            slurm_partition: str | None, account: str | None, sbatch_args: tuple[str, ...], device: str | None,
            kernel: str | None, count_nodes: bool, chunk_seconds: float) -> None:
@@ -71,7 +74,8 @@ def verify(run: str, sample: float | None, listed: str | None, seed: int | None,
             partitions = expand_ranges(listed) if listed is not None else None
         except ValueError as exc:
             raise UserError(f"--partitions: {exc}") from None
-        shadow = v.create_verification(layout, v.Request(sample, partitions, kernel, device, count_nodes, seed))
+        shadow = v.create_verification(layout, v.Request(sample, partitions, kernel, device, count_nodes, seed,
+                                                                reflect))
     from permenum.records import load_verification_plan
     from permenum.task_options import TaskOptions
 
@@ -79,7 +83,8 @@ def verify(run: str, sample: float | None, listed: str | None, seed: int | None,
     options = TaskOptions(plan.device, plan.kernel, plan.count_nodes, chunk_seconds)
     out.print(f"verification {plan.name}: partitions {_ranges(plan.partitions)} with kernel {plan.kernel}"
               + (f" on {plan.device}" if plan.device else "")
-              + (f" (sample {plan.sample:g}, seed {plan.seed})" if plan.seed is not None else ""), markup=False)
+              + (f" (sample {plan.sample:g}, seed {plan.seed})" if plan.seed is not None else "")
+              + (", each as its mirror image" if plan.reflected else ""), markup=False)
     todo = v.pending(shadow)
     if as_array:
         _submit(shadow, options, todo, throttle, gpus_per_task, time_limit, slurm_partition, account, sbatch_args)

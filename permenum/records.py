@@ -599,6 +599,7 @@ class VerificationPlan:
     sample: float | None  # the fraction asked for
     origin: Origin
     created: str = field(default_factory=now_utc)
+    reflected: bool = False  # each partition's mirror image re-counted (problems.Problem.reflected)
 
     def to_json(self) -> dict[str, Any]:
         return {"format": VERIFICATION_FORMAT, **{k: v for k, v in asdict(self).items() if k != "origin"},
@@ -612,7 +613,7 @@ class VerificationPlan:
                    None if d.get("device") is None else str(d["device"]), bool(d["count_nodes"]),
                    None if d.get("seed") is None else int(d["seed"]),
                    None if d.get("sample") is None else float(d["sample"]),
-                   Origin.from_json(d.get("environment") or {}), str(d.get("created", "")))
+                   Origin.from_json(d.get("environment") or {}), str(d.get("created", "")), bool(d.get("reflected", False)))
 
 
 def write_verification_plan(layout: RunLayout, plan: VerificationPlan) -> None:

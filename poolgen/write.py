@@ -224,18 +224,25 @@ def _write_partitions(layout: RunLayout, states: StateBatch, costs: np.ndarray,
             writes = []
             for index in range(wave, min(wave + 4 * WRITE_THREADS, len(groups))):
                 idx, path = groups[index], layout.partition_file(index)
-                table = states.take(idx).to_table().append_column("est_cost", pa.array(costs[idx], pa.float32()))
-                sink = pa.BufferOutputStream()
-                pq.write_table(table, sink, compression="zstd", compression_level=3, use_dictionary=False)
-                data = memoryview(sink.getvalue())  # Arrow's buffer as it is: no copy of a large partition
+                data, entry = partition_bytes(layout, index, states.take(idx), costs[idx])
                 writes.append(pool.submit(write_new_file, path, data))
-                parts.append(PartitionEntry(index, str(path.relative_to(layout.root)), int(len(idx)),
-                                            int(states.weight[idx].astype(np.int64).sum()),
-                                            hashlib.sha256(data).hexdigest(), float(np.sum(costs[idx], dtype=np.float64))))
+                parts.append(entry)
             for done in writes:
                 done.result()
     fsync_dir(layout.pool_dir)
     return parts
+
+
+def partition_bytes(layout: RunLayout, index: int, states: StateBatch, costs: np.ndarray) -> tuple[memoryview, PartitionEntry]:
+    """A partition file's bytes (zstd Parquet of the states and their estimated costs) and its manifest entry."""
+    table = states.to_table().append_column("est_cost", pa.array(costs, pa.float32()))
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd", compression_level=3, use_dictionary=False)
+    data = memoryview(sink.getvalue())  # Arrow's buffer as it is: no copy of a large partition
+    entry = PartitionEntry(index, str(layout.partition_file(index).relative_to(layout.root)), len(states),
+                           int(states.weight.astype(np.int64).sum()), hashlib.sha256(data).hexdigest(),
+                           float(np.sum(costs, dtype=np.float64)))
+    return data, entry
 
 
 def deal_lpt(costs: np.ndarray, parts: int) -> list[np.ndarray]:

@@ -118,7 +118,39 @@ def test_nodes_are_compared_where_both_builds_count_the_same_search(queens_run: 
     (["--partitions", "x"], "--partitions: not an array index list"),
     (["--partitions", "1", "--kernel", "nope"], "unknown nqueens kernel"),
     (["--id", "v-nothere"], "has no verification 'v-nothere'"),
+    (["--partitions", "1", "--reflect"], "--reflect: nqueens pools of symmetry edges have no mirror-image states"),
 ])
 def test_bad_input_is_one_line_and_exit_2(queens_run: Path, cli, args: list[object], message: str) -> None:  # type: ignore[no-untyped-def]
     proc = cli("verify", queens_run, *args)
     assert proc.returncode == 2 and message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_mirror_images_are_states_of_the_mode_built_from_scratch() -> None:
+    """reflected(): each image's masks are those of its prefix's queens placed afresh at columns n-1-c."""
+    import numpy as np
+
+    from permenum.problems import get_problem
+    from permenum.problems.nqueens import _empty, occupy
+
+    q = get_problem("nqueens")
+    for symmetry in ("mirror", "none"):
+        batch = q.expand(11, q.expand(11, q.expand(11, q.root(11, symmetry), symmetry), symmetry), symmetry)
+        image = q.reflected(11, batch, symmetry)
+        assert image is not None and len(image) == len(batch) > 100
+        fresh = _empty(11, len(batch))
+        for row in range(batch.depth):
+            fresh = occupy(11, fresh, np.full(len(batch), row), 10 - batch.prefix[:, row].astype(np.int64))
+        for name in ("cols", "d1", "d2", "rows"):
+            assert np.array_equal(image.masks[name].astype(np.uint64), fresh[name].astype(np.uint64)), name
+        assert not np.array_equal(image.masks["d1"], batch.masks["d1"])
+    assert q.reflected(11, batch, "edges") is None
+
+
+def test_a_mirror_pool_recounted_as_its_mirror_image_agrees_nodes_too(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    run = tmp_path / "run"
+    cli("pool", "nqueens", "--n", 11, "--out", run, "-P", 3, "--symmetry", "mirror", check=True)
+    cli("run", run, "--device", "cpu", "--count-nodes", check=True)
+    proc = cli("verify", run, "--partitions", "0-2", "--reflect", "-k", "skip-all", "--count-nodes", check=True)
+    assert "each as its mirror image" in proc.stdout and "3/3 partitions agree (nodes compared on 3)" in proc.stdout
+    (shadow,) = (run / "verify").iterdir()
+    assert sorted(p.name for p in (shadow / "pool").iterdir()) == [f"part-0000{i}.parquet" for i in range(3)]

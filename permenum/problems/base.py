@@ -209,6 +209,13 @@ class Problem(ABC):
     def expand(self, n: int, batch: StateBatch, symmetry: str) -> StateBatch:
         """Every child of every state one level deeper, dead ends removed, in (parent, value) order."""
 
+    reflected_modes: tuple[str, ...] = ()  # the symmetry modes whose states have mirror images (`reflected`)
+
+    def reflected(self, n: int, batch: StateBatch, symmetry: str) -> StateBatch | None:
+        """Each state's mirror image, a state of the same mode whose subtree must count the same (a check
+        that a kernel's search is symmetric, `verify --reflect`); None in a mode not in ``reflected_modes``."""
+        return None
+
     def choices(self, n: int, batch: StateBatch, symmetry: str) -> np.ndarray | None:
         """Each state's next values as a bitmask, where the device makes the children (ChildBatch, in
         the order `expand` has, dead ends kept); None: children are made on the host."""

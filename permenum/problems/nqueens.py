@@ -93,6 +93,14 @@ def place(n: int, masks: dict[str, np.ndarray], col: np.ndarray) -> dict[str, np
     return occupy(n, masks, lowest_bit_index(masks["rows"]), col)
 
 
+def _reverse(words: np.ndarray, bits: int) -> np.ndarray:
+    """Each word's lowest ``bits`` bits in reverse order (as uint64)."""
+    w, out = words.astype(_U64), np.zeros(len(words), _U64)
+    for b in range(bits):
+        out |= ((w >> _U64(b)) & _U64(1)) << _U64(bits - 1 - b)
+    return out
+
+
 def _empty(n: int, count: int) -> dict[str, np.ndarray]:
     return {"cols": np.zeros(count, np.uint32), "d1": np.zeros(count, _U64), "d2": np.zeros(count, _U64),
             "rows": np.full(count, _full(n), np.uint32)}
@@ -231,6 +239,7 @@ class NQueens(Problem):
     symmetry_modes = ("dihedral", "edges", "mirror", "none")
     states_per_lane = 32  # smaller states, shorter launch tails (H200, N=20: 11.7 M states 1.6x faster than 1.3 M)
     default_symmetry = "edges"
+    reflected_modes = ("mirror", "none")  # top-down: edges and dihedral bound by the border queens' columns
     search_max_n = (1 << 31) - 1  # search_nqueens.cl indexes boards x queens in 32 bits
     no_solution = (2, 3)
 
@@ -245,6 +254,19 @@ class NQueens(Problem):
 
     def complete(self, n: int, batch: StateBatch) -> bool:
         return not np.any(batch.masks["rows"])
+
+    def reflected(self, n: int, batch: StateBatch, symmetry: str) -> StateBatch | None:
+        """Every queen at column n-1-c (top-down modes; edges and dihedral derive their bounds from the
+        border queens' columns, so their images are not states of the mode): column bits reversed, and
+        the two diagonal families trade places, each reversed (d1 holds c + n-1 - r, d2 c + r)."""
+        if symmetry not in self.reflected_modes:
+            return None
+        m = batch.masks
+        masks = {"cols": _reverse(m["cols"], n).astype(np.uint32), "d1": _reverse(m["d2"], 2 * n - 1),
+                 "d2": _reverse(m["d1"], 2 * n - 1), "rows": m["rows"].copy()}
+        p = batch.prefix.astype(np.int64)
+        prefix = np.where(p == PAD, PAD, n - 1 - p).astype(batch.prefix.dtype)
+        return StateBatch(prefix, batch.weight.copy(), masks)
 
     def choices(self, n: int, batch: StateBatch, symmetry: str) -> np.ndarray | None:
         """The squares of each state's next row in the mode (nqueens_prepare_children places them), where
