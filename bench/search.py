@@ -26,11 +26,11 @@ def quantile(values: list[float], q: float) -> float:
 
 
 def measure(problem: str, n: int, seeds: int, device: str | None, max_seconds: float,
-            walks: int | None) -> dict[str, object]:
+            walks: int | None, first: int = 0) -> dict[str, object]:
     stop = threading.Event()
     search(Request(problem, n, (1 << 62) + n, walks=walks, max_seconds=min(max_seconds, 2.0), device=device), stop)
     times, kernels, iterations, found, used = [], [], [], 0, 0
-    for k in range(seeds):
+    for k in range(first, first + seeds):
         r = search(Request(problem, n, k << 40, walks=walks, max_seconds=max_seconds, device=device), stop)
         ok = r.found and is_solution(problem, r.solution or [])
         found += ok
@@ -52,14 +52,15 @@ def main() -> None:
     ap.add_argument("--queens", type=int, nargs="*", default=[])
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--queens-seeds", type=int, default=None, help="Seeds for N-Queens (default: --seeds).")
+    ap.add_argument("--first-seed", type=int, default=0, help="Start at seed K * 2^40 (runs split over calls).")
     ap.add_argument("--max-seconds", type=float, default=60.0, help="Per run; a run past it counts as not found.")
     ap.add_argument("--walks", type=int, default=None)
     a = ap.parse_args()
     dev = open_devices(a.device)[0]
     print(f"device: {dev.ref.label}", flush=True)
     t0 = time.perf_counter()
-    rows = [measure("costas", n, a.seeds, a.device, a.max_seconds, a.walks) for n in a.costas]
-    rows += [measure("nqueens", n, a.queens_seeds or a.seeds, a.device, a.max_seconds, a.walks) for n in a.queens]
+    rows = [measure("costas", n, a.seeds, a.device, a.max_seconds, a.walks, a.first_seed) for n in a.costas]
+    rows += [measure("nqueens", n, a.queens_seeds or a.seeds, a.device, a.max_seconds, a.walks, a.first_seed) for n in a.queens]
     print(f"\n{dev.ref.label}; {time.perf_counter() - t0:.0f} s in all")
     print("problem | n | found/runs | walks | median s | p90 s | median kernel s | median iterations")
     for r in rows:
