@@ -16,7 +16,7 @@ from permenum.layout import RunLayout
 from permenum.problems import get_problem
 from permenum.errors import UserError
 from permenum.ranges import compact_ranges
-from permenum.records import Manifest, ResultRecord, load_manifest, scan_results
+from permenum.records import Manifest, ResultRecord, load_manifest, partition_scope, scan_results
 
 
 @dataclass
@@ -80,7 +80,7 @@ def _ledger_row(record: ResultRecord, manifest: Manifest) -> dict[str, Any]:
 
 def _provenance(record: ResultRecord) -> dict[str, list[str]]:
     """The distinct models, platforms, drivers and builds of the devices that counted (all, if none did)."""
-    ran = [d for d in record.devices if d.states > 0] or list(record.devices)
+    ran = record.counted_by()
 
     def distinct(values: list[str]) -> list[str]:
         return sorted({v for v in values if v})
@@ -104,7 +104,7 @@ def collect(layout: RunLayout) -> Collected:
         raise UserError(f"partitions {compact_ranges(list(scan.damaged))} have damaged results ({scan.damaged[first]}); "
                         "`permenum run` or `permenum resubmit` counts them again")
     records = [scan.done[i] for i in sorted(scan.done)]
-    missing = [i for i in range(manifest.num_partitions) if i not in scan.done]
+    missing = [i for i in partition_scope(layout, manifest) if i not in scan.done]
     table = pa.Table.from_pylist([_ledger_row(r, manifest) for r in records], schema=_LEDGER_SCHEMA)
     ledger_error = _write_ledger(layout, table)
     problem = get_problem(manifest.problem)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from permenum.jobs.solutions import collected_arrays
+from permenum.jobs.solutions import stored_arrays
 from permenum.layout import RunLayout
 from permenum.problems.costas_constructions import golomb_arrays, missing_constructions, welch_arrays
-from permenum.problems.costas_symmetry import symmetries
+from permenum.problems.costas_symmetry import is_costas, symmetries
 
 
 @dataclass(frozen=True)
@@ -26,10 +26,11 @@ class CostasEvidence:
     welch: int  # constructed arrays of this order (all members of their classes)
     golomb: int
     missing: list[tuple[int, ...]]  # constructed arrays the run did not find
+    not_costas: list[tuple[int, ...]]  # stored arrays that fail the check (a faulty kernel or a damaged file)
 
     @property
     def sound(self) -> bool:
-        return (self.orbit_total == self.total and not self.missing
+        return (self.orbit_total == self.total and not self.missing and not self.not_costas
                 and (self.counted_classes is None or self.counted_classes == self.classes))
 
     def describe(self) -> str:
@@ -37,6 +38,8 @@ class CostasEvidence:
         made += " arrays of this order"
         line = (f"{self.classes} classes, each array checked; classes x orbit sizes = {self.orbit_total} "
                 f"({'=' if self.orbit_total == self.total else 'DIFFERS FROM'} the total {self.total})")
+        if self.not_costas:
+            line += f"; {len(self.not_costas)} stored arrays are NOT Costas arrays, e.g. {list(self.not_costas[0])}"
         if self.counted_classes is not None and self.counted_classes != self.classes:
             line += f"; the results count {self.counted_classes} classes: DIFFERENT"
         if self.welch + self.golomb == 0:
@@ -47,8 +50,10 @@ class CostasEvidence:
 
 
 def costas_evidence(layout: RunLayout, n: int, total: int, counted_classes: int | None) -> CostasEvidence:
-    """The checks on a complete Costas run's stored arrays (collected_arrays refuses an incomplete one)."""
-    representatives = collected_arrays(layout, expand=False)
+    """The checks on a complete Costas run's stored arrays (stored_arrays refuses an incomplete run)."""
+    found = stored_arrays(layout, expand=False)
+    bad = [a for a in found if not is_costas(a)]
+    representatives = [a for a in found if is_costas(a)]
     orbit_total = sum(len(set(symmetries(r))) for r in representatives)
     return CostasEvidence(len(representatives), orbit_total, total, counted_classes, len(welch_arrays(n)),
-                          len(golomb_arrays(n)), missing_constructions(n, representatives))
+                          len(golomb_arrays(n)), missing_constructions(n, representatives), bad)

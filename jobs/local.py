@@ -26,7 +26,7 @@ from permenum.jobs.schedule import RateBook
 from permenum.jobs.task import TaskInterrupted, TaskResult, run_task
 from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout
-from permenum.records import load_manifest, scan_results
+from permenum.records import load_manifest, partition_scope, scan_results
 from permenum.solver.devices import select_devices
 from permenum.solver.registry import check_kernel
 
@@ -41,11 +41,11 @@ class LocalRunSummary:
     seconds: float = 0.0
 
 
-def pending_partitions(layout: RunLayout, only: list[int] | None = None) -> list[int]:
-    """Partitions (of ``only``, default all) without a sound result (none, or a damaged one the task will move aside)."""
+def pending_partitions(layout: RunLayout) -> list[int]:
+    """Partitions (of the run's scope) without a sound result (none, or a damaged one the task will move aside)."""
     manifest = load_manifest(layout)
     done = scan_results(layout, manifest).done
-    return [i for i in (range(manifest.num_partitions) if only is None else only) if i not in done]
+    return [i for i in partition_scope(layout, manifest) if i not in done]
 
 
 #: Tasks alive beyond ``workers``: drained ones counting their last chunks and the next ones preparing.
@@ -107,10 +107,8 @@ class _StateProgress:
 
 
 def run_local(layout: RunLayout, workers: int = 1, options: TaskOptions | None = None, console: Console | None = None,
-              show_progress: bool = True, stop: threading.Event | None = None,
-              only: list[int] | None = None) -> LocalRunSummary:
-    """Run the pending partitions (of ``only``: a verification's); ``stop`` (set by a signal handler) ends
-    each after its chunk."""
+              show_progress: bool = True, stop: threading.Event | None = None) -> LocalRunSummary:
+    """Run the pending partitions; ``stop`` (set by a signal handler) ends each after its chunk."""
     options = options or TaskOptions()
     if workers < 1:
         raise UserError(f"--workers must be at least 1 (got {workers})")
@@ -119,9 +117,8 @@ def run_local(layout: RunLayout, workers: int = 1, options: TaskOptions | None =
     select_devices(options.device)  # an unknown device or kernel is refused before anything starts
     if options.kernel:
         check_kernel(manifest.problem, options.kernel, manifest.symmetry)
-    todo = pending_partitions(layout, only)
-    summary = LocalRunSummary(skipped=[i for i in (range(manifest.num_partitions) if only is None else only)
-                                       if i not in todo])
+    todo = pending_partitions(layout)
+    summary = LocalRunSummary(skipped=[i for i in partition_scope(layout, manifest) if i not in todo])
     rows = {i: manifest.partition(i).rows for i in todo}
     checkpointed = run_progress(layout, manifest).partial
     console = console or Console(stderr=True)

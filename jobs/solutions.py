@@ -39,7 +39,18 @@ def read_solutions(path: Path) -> list[tuple[int, ...]]:
 
 
 def collected_arrays(layout: RunLayout, expand: bool) -> list[tuple[int, ...]]:
-    """Every array of a finished run, each checked for the Costas property by host code.
+    """Every array of a finished run (stored_arrays), each checked for the Costas property by host code."""
+    from permenum.problems.costas_symmetry import is_costas
+
+    found = stored_arrays(layout, expand)
+    bad = [a for a in found if not is_costas(a)]
+    if bad:
+        raise RuntimeError(f"{len(bad)} stored arrays are not Costas arrays, e.g. {bad[0]}")
+    return found
+
+
+def stored_arrays(layout: RunLayout, expand: bool) -> list[tuple[int, ...]]:
+    """Every array stored by a finished run, unchecked.
 
     One line per symmetry class, at its representative (the smallest of its 8 images, what the counts
     count); ``expand`` lists every member of every class instead. Refuses a run whose partitions are not all done (the list would be partial).
@@ -48,7 +59,7 @@ def collected_arrays(layout: RunLayout, expand: bool) -> list[tuple[int, ...]]:
     from permenum.ranges import compact_ranges
     from permenum.problems import get_problem
     from permenum.records import load_manifest, scan_results
-    from permenum.problems.costas_symmetry import is_costas, representative, symmetries
+    from permenum.problems.costas_symmetry import representative, symmetries
 
     manifest = load_manifest(layout)
     if not get_problem(manifest.problem).reports_solutions:
@@ -62,9 +73,10 @@ def collected_arrays(layout: RunLayout, expand: bool) -> list[tuple[int, ...]]:
         path = layout.solutions_file(i)
         if not path.exists():
             raise UserError(f"partition {i} has a result but {path} is missing")
-        for array in read_solutions(path):
+        try:
+            arrays = read_solutions(path)
+        except (pa.ArrowException, OSError) as exc:
+            raise UserError(f"partition {i}: {path} is unreadable ({exc})") from None
+        for array in arrays:
             found.update(set(symmetries(array)) if expand else {representative(array)})
-    bad = [a for a in found if not is_costas(a)]
-    if bad:
-        raise RuntimeError(f"{len(bad)} stored arrays are not Costas arrays, e.g. {bad[0]}")
     return sorted(found)

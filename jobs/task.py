@@ -404,7 +404,7 @@ class _Attempt:
 def _kernels(devices: tuple[DeviceUse, ...]) -> str:
     """The kernel variant(s) that counted: one name, or each device's where they differ (a GPU beside a
     CPU); a device that counted nothing in this attempt is left out (unless none did)."""
-    ran = [d for d in devices if d.states > 0] or list(devices)
+    ran = tuple(d for d in devices if d.states > 0) or devices
     names = sorted({d.kernel for d in ran})
     return names[0] if len(names) == 1 else ", ".join(f"{d.label}: {d.kernel}" for d in ran)
 

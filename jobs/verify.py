@@ -12,7 +12,7 @@ With ``reflect`` the verification's partitions are the sampled ones' mirror imag
 ``pool/``): a different search -- other masks, other words, the diagonals traded -- that must count the
 same, which catches a kernel fault the same search would repeat on the same states.
 
-The sample: ``ceil(F x P)`` of the run's P partitions with a result, drawn without replacement by
+The sample: ``ceil(F x P)`` (sample_size) of the run's P partitions with a result, drawn without replacement by
 numpy's PCG64 from ``seed``. If k partitions of the run are wrong, such a sample of m catches at
 least one with probability 1 - C(P-k, m) / C(P, m) (README "Verify").
 """
@@ -23,6 +23,7 @@ import math
 import secrets
 import uuid
 from dataclasses import dataclass, replace
+from fractions import Fraction
 
 import numpy as np
 import pyarrow as pa
@@ -34,7 +35,8 @@ from permenum.jobs.environment import TaskEnvironment
 from permenum.layout import RunLayout
 from permenum.poolgen.write import partition_bytes, read_partition
 from permenum.problems import StateBatch, get_problem
-from permenum.records import (Comparison, Manifest, PartitionEntry, ResultRecord, VerificationCheck, VerificationPlan,
+from permenum.ranges import compact_ranges
+from permenum.records import (Comparison, Counted, Manifest, PartitionEntry, ResultRecord, VerificationCheck, VerificationPlan,
                               load_manifest, load_verification_plan, scan_results, write_manifest,
                               write_verification_check, write_verification_plan)
 
@@ -42,28 +44,36 @@ from permenum.records import (Comparison, Manifest, PartitionEntry, ResultRecord
 #: re-count on one of them compares nodes too. The others count nodes of their own searches.
 SAME_SEARCH: tuple[frozenset[str], ...] = (frozenset({"skip", "skip-soa", "skip-all"}),)
 
+#: `verify` exits with this when a re-count disagrees (1: a re-count failed or is unfinished; 2: bad input).
+EXIT_DISAGREES = 3
+
 
 def same_search(a: str, b: str) -> bool:
     return a == b or any(a in family and b in family for family in SAME_SEARCH)
 
 
-def alternative_kernel(problem: str, symmetry: str, used: str) -> str:
-    """The kernel a verification uses unless told: the readable reference where it serves the mode
-    (N-Queens dfs for mirror/none, Costas dfs), else the search without the dead-child filter (skip-all);
-    never the one that counted."""
-    if problem == "costas":
-        return "fc" if used == "dfs" else "dfs"
-    if symmetry in ("mirror", "none") and used != "dfs":
-        return "dfs"
-    return "skip" if used == "skip-all" else "skip-all"
+def alternative_kernel(problem: str, symmetry: str, used: set[str]) -> str:
+    """The kernel a verification uses unless told, none of those that counted: the readable reference
+    where it serves the mode (N-Queens dfs for mirror/none, Costas dfs), else the search without the
+    dead-child filter (skip-all), else the other one."""
+    from permenum.solver.registry import KERNELS
+
+    preferred = ["dfs", "fc"] if problem == "costas" else (["dfs"] if symmetry in ("mirror", "none") else []) + [
+        "skip-all", "skip", "skip-soa"]
+    return next((k for k in preferred if k not in used and k in KERNELS[problem]), preferred[0])
+
+
+def sample_size(done: int, fraction: float) -> int:
+    """ceil(fraction x done), of the fraction as written (0.07 of 100 is 7, not float's 8)."""
+    return math.ceil(Fraction(str(fraction)) * done)
 
 
 def sample_partitions(done: list[int], fraction: float, seed: int) -> list[int]:
-    """ceil(fraction x len(done)) of ``done``, drawn without replacement from ``seed`` (sorted)."""
+    """sample_size of ``done``, drawn without replacement from ``seed`` (sorted)."""
     if not 0 < fraction <= 1:
         raise UserError(f"--sample must be a fraction in (0, 1] (got {fraction})")
-    m = math.ceil(fraction * len(done))
-    picked = np.random.default_rng(seed).choice(np.array(done, dtype=np.int64), size=m, replace=False)
+    picked = np.random.default_rng(seed).choice(np.array(done, dtype=np.int64), size=sample_size(len(done), fraction),
+                                                replace=False)
     return sorted(int(p) for p in picked)
 
 
@@ -91,17 +101,22 @@ def create_verification(layout: RunLayout, request: Request) -> RunLayout:
     done = scan_results(layout, manifest).done
     if not done:
         raise UserError(f"{layout.root} has no results to verify yet")
-    seed = request.seed if request.seed is not None else secrets.randbits(63)
+    seed: int | None = request.seed if request.seed is not None else secrets.randbits(63)
     if request.partitions is not None:
         unknown = [p for p in request.partitions if p not in done]
         if unknown:
-            raise UserError(f"partitions {unknown} have no result in {layout.root}: nothing to re-count")
+            raise UserError(f"partitions {compact_ranges(unknown)} have no result in {layout.root}: nothing to re-count")
+        if not request.partitions:
+            raise UserError("--partitions lists no partition")
         partitions, seed = sorted(set(request.partitions)), None
     else:
-        partitions = sample_partitions(sorted(done), request.sample or 0.0, seed)
-    used = _most_used_kernel([done[p] for p in partitions])
+        partitions = sample_partitions(sorted(done), request.sample or 0.0, seed or 0)
+    used = {d.kernel for p in partitions for d in done[p].counted_by()}
     kernel = request.kernel or alternative_kernel(manifest.problem, manifest.symmetry, used)
     check_kernel(manifest.problem, kernel, manifest.symmetry)
+    if kernel in used and request.device is None and not request.reflect:
+        raise UserError(f"kernel {kernel} counted these partitions: re-counting with it on the same devices would repeat "
+                        "the same search; give another --kernel, a --device, or --reflect")
     problem = get_problem(manifest.problem)
     if request.reflect and manifest.symmetry not in problem.reflected_modes:
         raise UserError(f"--reflect: {manifest.problem} pools of symmetry {manifest.symmetry} have no mirror-image states "
@@ -126,25 +141,19 @@ def _write_reflected(layout: RunLayout, shadow: RunLayout, manifest: Manifest, p
     table = pq.read_table(pa.BufferReader(read_partition(layout, entry)))
     states = StateBatch.from_table(table, problem.mask_names)
     image = problem.reflected(manifest.n, states, manifest.symmetry)
-    assert image is not None
+    assert image is not None, "create_verification checked the mode"
     data, made = partition_bytes(shadow, partition, image, table.column("est_cost").to_numpy())
     shadow.pool_dir.mkdir(parents=True, exist_ok=True)
     write_new_file(shadow.partition_file(partition), data)
     return made
 
 
-def _most_used_kernel(records: list[ResultRecord]) -> str:
-    kernels = [r.kernel for r in records]
-    return max(sorted(set(kernels)), key=kernels.count)
-
-
 def verifications(layout: RunLayout) -> list[RunLayout]:
-    """Every verification of the run, oldest first."""
+    """Every verification of the run (a directory without its plan yet, one being created, is left out)."""
     if not layout.verifications_dir.is_dir():
         return []
-    found = [layout.verification(p.name) for p in layout.verifications_dir.iterdir()
-             if (p / "verification.json").exists()]
-    return sorted(found, key=lambda v: load_verification_plan(v).created)
+    found = (layout.verification(p.name) for p in sorted(layout.verifications_dir.iterdir()))
+    return [v for v in found if v.verification_plan.exists()]
 
 
 def find_verification(layout: RunLayout, name: str) -> RunLayout:
@@ -164,29 +173,24 @@ def pending(shadow: RunLayout) -> list[int]:
 def compare(reference: ResultRecord, recount: ResultRecord | None, reflected: bool = False) -> Comparison:
     """One partition: the run's result beside the re-count (None: not re-counted yet) of the same
     partition file, or of its mirror image."""
+    ref = Counted.of(reference)
     if recount is None:
-        return Comparison(reference.partition, "pending", [], False, _summary(reference), None)
-    pairs = {"solutions": (reference.weighted, recount.weighted), "raw": (reference.raw, recount.raw),
-             "states": (reference.states, recount.states)}
+        return Comparison(reference.partition, "pending", [], False, False, ref, None)
+    new = Counted.of(recount)
+    pairs: dict[str, tuple[object, object]] = {
+        "solutions": (reference.weighted, recount.weighted), "raw": (reference.raw, recount.raw),
+        "states": (reference.states, recount.states)}
     if not reflected:
         pairs["partition file"] = (reference.pool_sha256, recount.pool_sha256)
     if reference.classes is not None and recount.classes is not None:
         pairs["classes"] = (reference.classes, recount.classes)
-    nodes = reference.nodes is not None and recount.nodes is not None and same_search(reference.kernel, recount.kernel)
+    nodes = (reference.nodes is not None and recount.nodes is not None
+             and all(same_search(a, b) for a in ref.kernels for b in new.kernels))
     if nodes:
         pairs["nodes"] = (reference.nodes, recount.nodes)
     differs = [name for name, (a, b) in pairs.items() if a != b]
-    return Comparison(reference.partition, "DISAGREES" if differs else "agrees", differs, nodes,
-                      _summary(reference), _summary(recount))
-
-
-def _summary(r: ResultRecord) -> dict[str, object]:
-    """What a comparison keeps of a result: its counts, and what counted them, where and when."""
-    ran = [d for d in r.devices if d.states > 0] or list(r.devices)
-    return {"attempt": r.attempt, "kernel": r.kernel, "devices": [d.label for d in ran],
-            "models": sorted({d.model for d in ran}), "builds": sorted({b for d in ran for b in d.builds}),
-            "solutions": r.weighted, "raw": r.raw, "classes": r.classes, "nodes": r.nodes, "host": r.origin.host,
-            "finished": r.finished}
+    independent = reflected or set(ref.kernels) != set(new.kernels) or set(ref.models) != set(new.models)
+    return Comparison(reference.partition, "DISAGREES" if differs else "agrees", differs, nodes, independent, ref, new)
 
 
 @dataclass(frozen=True)
@@ -195,22 +199,28 @@ class Verified:
 
     partitions: int  # of the run
     checks: list[tuple[VerificationPlan, list[Comparison]]]
+    unreadable: dict[str, str]  # verification -> why it could not be read (not trusted, not counted)
+
+    def _with(self, verdict: str) -> set[int]:
+        return {c.partition for _, cs in self.checks for c in cs if c.verdict == verdict}
 
     @property
     def agreeing(self) -> set[int]:
-        return {c.partition for _, cs in self.checks for c in cs if c.verdict == "agrees"}
+        """Partitions an independent re-count agreed with, and none disagreed with."""
+        agreed = {c.partition for _, cs in self.checks for c in cs if c.verdict == "agrees" and c.independent}
+        return agreed - self._with("DISAGREES")
 
     @property
     def disagreeing(self) -> list[int]:
-        return sorted({c.partition for _, cs in self.checks for c in cs if c.verdict == "DISAGREES"})
+        return sorted(self._with("DISAGREES"))
 
     @property
     def pending(self) -> list[int]:
-        return sorted({c.partition for _, cs in self.checks for c in cs if c.verdict == "pending"} - self.agreeing)
+        return sorted(self._with("pending") - self.agreeing - self._with("DISAGREES"))
 
     @property
     def fraction(self) -> float:
-        return len(self.agreeing - set(self.disagreeing)) / self.partitions if self.partitions else 0.0
+        return len(self.agreeing) / self.partitions if self.partitions else 0.0
 
 
 def check_verification(layout: RunLayout, shadow: RunLayout) -> tuple[VerificationPlan, list[Comparison]]:
@@ -224,9 +234,16 @@ def check_verification(layout: RunLayout, shadow: RunLayout) -> tuple[Verificati
 
 
 def verified(layout: RunLayout) -> Verified:
-    """Every verification of the run checked against its results (what `collect` and `report` print)."""
+    """Every verification of the run checked against its results (what `collect` and `report` print); a
+    damaged or foreign one is named, not trusted, and does not stop the others."""
     manifest = load_manifest(layout)
-    return Verified(manifest.num_partitions, [check_verification(layout, v) for v in verifications(layout)])
+    checks, unreadable = [], {}
+    for shadow in verifications(layout):
+        try:
+            checks.append(check_verification(layout, shadow))
+        except UserError as exc:
+            unreadable[shadow.root.name] = str(exc)
+    return Verified(manifest.num_partitions, checks, unreadable)
 
 
 def record_check(layout: RunLayout, shadow: RunLayout) -> tuple[VerificationPlan, list[Comparison]]:
@@ -235,4 +252,3 @@ def record_check(layout: RunLayout, shadow: RunLayout) -> tuple[VerificationPlan
     write_verification_check(shadow, VerificationCheck(plan.name, plan.run_id, comparisons,
                                                        TaskEnvironment.read().origin))
     return plan, comparisons
-

@@ -140,16 +140,15 @@ def _already_done(layout: RunLayout, partition: int) -> bool:
     return record is not None
 
 
-def _run_local(run: str, workers: int, options: "TaskOptions", only: list[int] | None = None,
-               again: str = "") -> int:
-    """Run the partitions (of ``only``) here; ``again`` is the command that resumes (default `permenum run RUN`)."""
+def _run_local(run: str, workers: int, options: "TaskOptions", again: str = "") -> int:
+    """Run the partitions here; ``again`` is the command that resumes (default `permenum run RUN`)."""
     from permenum.jobs.environment import StopRequest
     from permenum.jobs.local import run_local
     from permenum.jobs.task import EXIT_INTERRUPTED
 
     stop = StopRequest(lambda line: err.print(line))
     stop.around_device_start(lambda: _open_device(options.device))
-    summary = run_local(_layout(run), workers, options, console=err, stop=stop.event, only=only)
+    summary = run_local(_layout(run), workers, options, console=err, stop=stop.event)
     if summary.skipped:
         err.print(f"{len(summary.skipped)} partitions already had results")
     if summary.interrupted or summary.not_started:
@@ -215,8 +214,6 @@ def _print_collect(run: str, show_ledger: bool = True) -> int:
         evidence = costas_evidence(_layout(run), m.n, c.total, c.classes)
         (out if evidence.sound else err).print(f"evidence: {evidence.describe()}", markup=False)
         trusted = trusted and evidence.sound
-    if not trusted:
-        return EXIT_INCOMPLETE
     if c.known_total is None:
         out.print(f"no published count for {m.problem} n={m.n} to compare with")
     elif c.matches:
@@ -225,8 +222,8 @@ def _print_collect(run: str, show_ledger: bool = True) -> int:
     else:
         err.print(f"[red]MISMATCH:[/red] total {c.total} (classes {c.classes}) differs from the published count "
                   f"{c.known_total} (classes {c.known_classes})")
-        return EXIT_INCOMPLETE
-    return 0
+        trusted = False
+    return 0 if trusted else EXIT_INCOMPLETE
 
 
 @cli.command(name="collect")

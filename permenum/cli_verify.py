@@ -21,11 +21,10 @@ from permenum.layout import RunLayout
 if TYPE_CHECKING:
     from permenum.jobs.verify import Verified
     from permenum.records import Comparison, VerificationPlan
+    from permenum.task_options import TaskOptions
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-EXIT_DISAGREES = 1
 
 
 @click.command()
@@ -33,7 +32,8 @@ EXIT_DISAGREES = 1
 @click.option("--sample", type=float, default=None, help="Re-count this fraction of the partitions with a result "
               "(drawn from --seed).")
 @click.option("--partitions", "listed", default=None, help="Re-count these partitions, e.g. 3,7,12-14.")
-@click.option("--seed", type=int, default=None, help="Seed of the sample (default: a random one, recorded).")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="Seed of the sample (default: a random one, recorded).")
 @click.option("--id", "name", default=None, help="Go on with this verification (count what it has not yet).")
 @click.option("--reflect", is_flag=True, help="Re-count each partition's mirror image (N-Queens mirror and none pools): "
               "another search that must count the same.")
@@ -56,12 +56,18 @@ def verify(run: str, sample: float | None, listed: str | None, seed: int | None,
     device, compare them with RUN's results, and record the comparison in RUN/verify/<id>/.
 
     The kernel defaults to one other than the run's (the readable reference where it serves the symmetry
-    mode, else the search without the dead-child filter). Exits 1 naming every partition that disagrees.
+    mode, else the search without the dead-child filter). Exits 3 naming every partition that disagrees,
+    1 when a re-count failed or was stopped (`--id ID` goes on with it), 2 on bad input.
     """
     from permenum.jobs import verify as v
     from permenum.ranges import expand_ranges
 
     layout = RunLayout(Path(run))
+    new = {"--sample": sample, "--partitions": listed, "--seed": seed, "--kernel": kernel, "--device": device,
+           "--reflect": reflect or None, "--count-nodes": count_nodes or None}
+    given = [option for option, value in new.items() if value is not None]
+    if (check or name) and given:
+        raise UserError(f"{', '.join(given)} choose a new verification: not with {'--check' if check else '--id'}")
     if check:
         sys.exit(_check(layout, [v.find_verification(layout, name)] if name else v.verifications(layout)))
     if name:
@@ -74,6 +80,10 @@ def verify(run: str, sample: float | None, listed: str | None, seed: int | None,
             partitions = expand_ranges(listed) if listed is not None else None
         except ValueError as exc:
             raise UserError(f"--partitions: {exc}") from None
+        if not as_array:  # the device must exist here before anything is written (a node's is checked there)
+            from permenum.solver.devices import select_devices
+
+            select_devices(device)
         shadow = v.create_verification(layout, v.Request(sample, partitions, kernel, device, count_nodes, seed,
                                                                 reflect))
     from permenum.records import load_verification_plan
@@ -94,7 +104,7 @@ def verify(run: str, sample: float | None, listed: str | None, seed: int | None,
         from permenum.cli import _run_local
 
         again = f"permenum verify {shlex.quote(run)} --id {plan.name}"
-        code = _run_local(str(shadow.root), workers, options, only=todo, again=again)
+        code = _run_local(str(shadow.root), workers, options, again=again)
         if code:
             sys.exit(code)
     sys.exit(_check(layout, [shadow]))
@@ -114,13 +124,13 @@ def _submit(shadow: RunLayout, options: "TaskOptions", todo: list[int], throttle
                            task=options)
     with slurm_errors():
         backend, note = slurm_backend()
-        outcome, _ = sub.submit(shadow, backend, sbatch, backend_note=note, only=todo)
+        outcome, _ = sub.submit(shadow, backend, sbatch, backend_note=note)
     out.print(outcome.message, markup=False)
 
 
 def _check(layout: RunLayout, shadows: list[RunLayout]) -> int:
-    """Compare (and record) each verification; 1 when a partition disagrees."""
-    from permenum.jobs.verify import record_check
+    """Compare (and record) each verification; EXIT_DISAGREES when a partition disagrees."""
+    from permenum.jobs.verify import EXIT_DISAGREES, record_check
 
     if not shadows:
         raise UserError(f"{layout.root} has no verifications yet (`permenum verify {layout.root} --sample F`)")
@@ -138,25 +148,29 @@ def _check(layout: RunLayout, shadows: list[RunLayout]) -> int:
 def _print_check(plan: "VerificationPlan", comparisons: "list[Comparison]") -> None:
     agree = [c.partition for c in comparisons if c.verdict == "agrees"]
     waiting = [c.partition for c in comparisons if c.verdict == "pending"]
+    repeated = [c.partition for c in comparisons if c.verdict == "agrees" and not c.independent]
     nodes = sum(c.nodes_compared for c in comparisons)
     out.print(f"verification {plan.name} ({plan.kernel}{' on ' + plan.device if plan.device else ''}): "
               f"{len(agree)}/{len(comparisons)} partitions agree"
               + (f" (nodes compared on {nodes})" if nodes else "")
+              + (f"; {_ranges(repeated)} by the same kernel on the same model: not independent" if repeated else "")
               + (f"; not re-counted yet: {_ranges(waiting)}" if waiting else ""), markup=False)
     for c in comparisons:
-        if c.verdict == "DISAGREES":
-            ref, new = c.reference, c.recount or {}
-            err.print(f"partition {c.partition} DISAGREES on {', '.join(c.differs)}: run {ref['solutions']} solutions "
-                      f"({ref['kernel']}, {', '.join(ref['models'])}, {ref['host']}), re-count {new.get('solutions')} "
-                      f"({new.get('kernel')}, {', '.join(new.get('models', []))}, {new.get('host')})", markup=False)
+        if c.verdict == "DISAGREES" and c.recount is not None:
+            ref, new = c.reference, c.recount
+            err.print(f"partition {c.partition} DISAGREES on {', '.join(c.differs)}: run {ref.solutions} solutions "
+                      f"({', '.join(ref.kernels)}, {', '.join(ref.models)}, {ref.host}), re-count {new.solutions} "
+                      f"({', '.join(new.kernels)}, {', '.join(new.models)}, {new.host})", markup=False)
 
 
 def verified_line(v: "Verified") -> str:
     """One line for `collect` and `report`: the verified fraction of the run, and any disagreement."""
-    line = (f"verified: {len(v.agreeing - set(v.disagreeing))}/{v.partitions} partitions ({100 * v.fraction:.1f}%) "
-            f"re-counted in agreement by {len(v.checks)} verifications")
+    line = (f"verified: {len(v.agreeing)}/{v.partitions} partitions ({100 * v.fraction:.1f}%) re-counted "
+            f"independently in agreement ({len(v.checks)} verification{'s' if len(v.checks) != 1 else ''})")
     if v.pending:
         line += f"; {len(v.pending)} not re-counted yet"
+    for name, why in sorted(v.unreadable.items()):
+        line += f"; verification {name} unreadable: {why}"
     if v.disagreeing:
         line += f"; DISAGREE: partitions {_ranges(v.disagreeing)}"
     return line

@@ -310,6 +310,10 @@ class ResultRecord:
     origin: Origin
     finished: str = field(default_factory=now_utc)
 
+    def counted_by(self) -> tuple[DeviceUse, ...]:
+        """The devices that counted states in this attempt (all of them if none did)."""
+        return tuple(d for d in self.devices if d.states > 0) or self.devices
+
     def same_numbers(self, other: "ResultRecord") -> bool:
         """Whether two attempts at one partition agree on everything that is counted."""
         return (self.weighted, self.raw, self.states, self.pool_sha256, self.run_id, self.partition) == (
@@ -616,6 +620,14 @@ class VerificationPlan:
                    Origin.from_json(d.get("environment") or {}), str(d.get("created", "")), bool(d.get("reflected", False)))
 
 
+def partition_scope(layout: RunLayout, manifest: Manifest) -> list[int]:
+    """The partitions a run directory counts: its pool's, or a verification's sample (``verify/<id>/`` holds
+    the run's manifest, so that its tasks are ordinary tasks, but only the sample is its work)."""
+    if layout.verification_plan.exists():
+        return load_verification_plan(layout).partitions
+    return list(range(manifest.num_partitions))
+
+
 def write_verification_plan(layout: RunLayout, plan: VerificationPlan) -> None:
     _write_sealed(layout.verification_plan, plan.to_json(), replace=False)
 
@@ -627,6 +639,30 @@ def load_verification_plan(layout: RunLayout) -> VerificationPlan:
 
 
 @dataclass(frozen=True)
+class Counted:
+    """What a comparison keeps of a result: its counts, and what counted them, where and when."""
+
+    attempt: int
+    kernels: list[str]
+    devices: list[str]
+    models: list[str]
+    builds: list[str]
+    solutions: int
+    raw: int
+    classes: int | None
+    nodes: int | None
+    host: str
+    finished: str
+
+    @classmethod
+    def of(cls, r: ResultRecord) -> "Counted":
+        ran = r.counted_by()
+        return cls(r.attempt, sorted({d.kernel for d in ran}), [d.label for d in ran],
+                   sorted({d.model for d in ran if d.model}), sorted({b for d in ran for b in d.builds}), r.weighted,
+                   r.raw, r.classes, r.nodes, r.origin.host, r.finished)
+
+
+@dataclass(frozen=True)
 class Comparison:
     """One partition of a verification: the run's result beside the re-count, and what differed."""
 
@@ -634,8 +670,9 @@ class Comparison:
     verdict: str  # agrees | DISAGREES | pending (no re-count yet)
     differs: list[str]  # the fields that differ (solutions, raw, classes, states, nodes)
     nodes_compared: bool  # both counted nodes of the same search
-    reference: dict[str, Any]  # the run's result: attempt, kernel, models, builds, counts, host, finished
-    recount: dict[str, Any] | None
+    independent: bool  # another kernel, another device model, or the mirror image: not the same search again
+    reference: Counted  # the run's result
+    recount: Counted | None
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from permenum.checkpoints.progress import RunProgress, run_progress
 from permenum.ranges import compact_ranges
 from permenum.layout import RunLayout
 from permenum.errors import UserError
-from permenum.records import Manifest, load_manifest, read_failure, scan_results
+from permenum.records import Manifest, load_manifest, partition_scope, read_failure, scan_results
 from permenum.slurm.backend import Backend
 from permenum.slurm.queue import TaskState
 from permenum.slurm.script import job_name
@@ -100,6 +100,7 @@ class Evidence:
     logs: dict[int, tuple[Path, str]]
     damaged: dict[int, str] = field(default_factory=dict)  # result files that failed their checks: not done
     submitted: dict[int, str] = field(default_factory=dict)  # partition -> the latest array task (JOB_INDEX) for it
+    scope: list[int] | None = None  # the partitions the directory counts (a verification's sample); None: all
 
 
 def classify(ev: Evidence) -> tuple[dict[str, list[int]], dict[int, list[str]], dict[str, list[int]], list[str]]:
@@ -130,7 +131,7 @@ def classify(ev: Evidence) -> tuple[dict[str, list[int]], dict[int, list[str]], 
     for t in ev.ended:
         if t.partition in in_range and t.category not in ("pending", "running"):
             ended.setdefault(t.partition, []).append(t)
-    for i in in_range:
+    for i in in_range if ev.scope is None else ev.scope:
         if i in ev.done:
             states["done"].append(i)
         elif i in queued:
@@ -222,18 +223,20 @@ def gather(layout: RunLayout, backend: Backend | None, backend_note: str = "") -
     offsets = array_offsets(layout)  # after the queue: every job it lists has its line by now
     scan = scan_results(layout, manifest)
     done = set(scan.done)
-    not_done = [i for i in range(manifest.num_partitions) if i not in done]
+    scope = partition_scope(layout, manifest)
+    not_done = [i for i in scope if i not in done]
     errors = _error_records(layout, not_done)
     logs = _latest_logs(layout, set(not_done), offsets)
     ev = Evidence(manifest.num_partitions, done, _placed(view.queue, offsets), _placed(view.ended, offsets), errors,
-                  {i: (p, _last_line(p)) for i, p in logs.items()}, scan.damaged, submitted)
+                  {i: (p, _last_line(p)) for i, p in logs.items()}, scan.damaged, submitted,
+                  None if len(scope) == manifest.num_partitions else scope)
     states, evidence, queued_jobs, notes = classify(ev)
     sources = {
         "results": f"{len(done)} result files" + (f", {len(scan.damaged)} damaged" if scan.damaged else ""),
         **view.sources,
         "task logs": f"{len(errors)} error records, {len(logs)} SLURM logs of unfinished partitions",
     }
-    return StatusReport(layout.root, name, manifest.num_partitions, states, evidence,
+    return StatusReport(layout.root, name, len(scope), states, evidence,
                         {i: logs[i] for i in states["failed"] if i in logs}, queued_jobs, sources, view.backend,
                         notes, run_progress(layout, manifest), view.asked)
 

@@ -80,22 +80,21 @@ def check_kernel(manifest: Manifest, task: TaskOptions | None) -> None:
 
 
 def submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: bool = False,
-           backend_note: str = "", only: list[int] | None = None) -> tuple[Outcome, StatusReport]:
-    """Render the script and submit every partition (of ``only``: a verification's) that is neither done
-    nor queued."""
+           backend_note: str = "") -> tuple[Outcome, StatusReport]:
+    """Render the script and submit every partition that is neither done nor queued."""
     with run_lock(layout, "submit"):
-        return _submit(layout, backend, options, force, backend_note, only)
+        return _submit(layout, backend, options, force, backend_note)
 
 
 def _submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: bool,
-            backend_note: str, only: list[int] | None) -> tuple[Outcome, StatusReport]:
+            backend_note: str) -> tuple[Outcome, StatusReport]:
     manifest = load_manifest(layout)
     text = render_script(layout, manifest, options)
     report = gather(layout, backend, backend_note)
     if report.complete:
         return Outcome(f"nothing to submit: all {report.num_partitions} partitions of {layout.root} have results "
                        "(run `permenum collect`)", []), report
-    todo = sorted(p for p in report.states["failed"] + report.states["missing"] if only is None or p in only)
+    todo = sorted(report.states["failed"] + report.states["missing"])
     if not todo:
         return Outcome(f"nothing to submit: partitions {compact_ranges(report.queued)} are pending or running, "
                        "the others have results", []), report

@@ -31,3 +31,9 @@ def test_collect_prints_the_runs_own_evidence_and_catches_a_lost_class(tmp_path:
     bad = cli("collect", run)
     assert bad.returncode == 1
     assert f"DIFFERS FROM the total {total}" in bad.stderr and "Welch arrays of this order MISSING" in bad.stderr
+    # an array that is not a Costas array among the stored ones: named, no traceback
+    arrays = read_solutions(layout.solutions_file(0)) + [tuple(range(10))]
+    write_arrays(layout.solutions_file(0), np.array(arrays, np.uint8).reshape(len(arrays), 10))
+    worse = cli("collect", run)
+    assert worse.returncode == 1 and "1 stored arrays are NOT Costas arrays, e.g. [0, 1, 2" in worse.stderr
+    assert "Traceback" not in worse.stderr

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from permenum.jobs.verify import catch_probability, sample_partitions
+from permenum.jobs.verify import catch_probability, sample_partitions, sample_size
 from permenum.layout import RunLayout
 from permenum.records import read_result, write_result
 from tests.conftest import published
@@ -49,12 +49,13 @@ def test_a_sample_recounted_with_another_kernel_agrees_and_is_recorded(queens_ru
     check = json.loads((shadow / "check.json").read_text())
     assert [c["partition"] for c in check["comparisons"]] == expected
     for c in check["comparisons"]:
-        assert c["verdict"] == "agrees" and c["reference"]["kernel"] == "skip-soa" and c["recount"]["kernel"] == "skip-all"
+        assert c["verdict"] == "agrees" and c["independent"]
+        assert c["reference"]["kernels"] == ["skip-soa"] and c["recount"]["kernels"] == ["skip-all"]
         assert c["recount"]["solutions"] == c["reference"]["solutions"] and c["recount"]["builds"]
         assert c["reference"]["builds"] != c["recount"]["builds"]  # another build counted
     assert "4/4 partitions agree" in proc.stdout
     collect = cli("collect", queens_run, check=True)
-    assert "re-counted in agreement" in collect.stdout
+    assert "re-counted independently in agreement" in collect.stdout
 
 
 def test_an_altered_result_is_caught_when_sampled(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
@@ -68,21 +69,22 @@ def test_an_altered_result_is_caught_when_sampled(tmp_path: Path, cli) -> None: 
     missed = cli("verify", run, "--sample", 1 / 3, "--seed", missed_seed)
     assert missed.returncode == 0, missed.stderr
     caught = cli("verify", run, "--sample", 1 / 3, "--seed", caught_seed)
-    assert caught.returncode == 1
+    assert caught.returncode == 3
     assert "partition 3 DISAGREES on solutions, raw" in caught.stderr and "DISAGREE: partitions 3" in caught.stderr
     listed = cli("verify", run, "--partitions", "2-4")
-    assert listed.returncode == 1 and "DISAGREE: partitions 3:" in listed.stderr
+    assert listed.returncode == 3 and "DISAGREE: partitions 3:" in listed.stderr
     collect = cli("collect", run)
     assert collect.returncode == 1 and "DISAGREE: partitions 3" in collect.stderr
     again = cli("verify", run, "--check")
-    assert again.returncode == 1 and "DISAGREE: partitions 3:" in again.stderr
+    assert again.returncode == 3 and "DISAGREE: partitions 3:" in again.stderr
 
 
 @pytest.mark.parametrize("partitions,altered,fraction", [(20, 1, 0.1), (20, 3, 0.25), (50, 5, 0.1)])
 def test_the_chance_of_catching_altered_partitions_is_the_readmes(partitions: int, altered: int, fraction: float) -> None:
     """The sampler's catch rate over 4000 seeds against 1 - C(P-k, m)/C(P, m), within 4 standard deviations."""
     bad = set(range(0, partitions, partitions // altered)[:altered])
-    m = math.ceil(fraction * partitions)
+    m = sample_size(partitions, fraction)
+    assert m == math.ceil(fraction * partitions - 1e-9)
     runs = 4000
     caught = sum(bool(bad & set(sample_partitions(list(range(partitions)), fraction, seed))) for seed in range(runs))
     p = catch_probability(partitions, altered, m)
@@ -114,15 +116,23 @@ def test_nodes_are_compared_where_both_builds_count_the_same_search(queens_run: 
     (["--sample", 0], "--sample must be a fraction"),
     (["--sample", 0.5, "--partitions", "1"], "give --sample F or --partitions LIST"),
     ([], "give --sample F or --partitions LIST"),
-    (["--partitions", "99"], "partitions [99] have no result"),
+    (["--partitions", "99"], "partitions 99 have no result"),
     (["--partitions", "x"], "--partitions: not an array index list"),
     (["--partitions", "1", "--kernel", "nope"], "unknown nqueens kernel"),
     (["--id", "v-nothere"], "has no verification 'v-nothere'"),
     (["--partitions", "1", "--reflect"], "--reflect: nqueens pools of symmetry edges have no mirror-image states"),
+    (["--partitions", "1", "--kernel", "skip-soa"], "kernel skip-soa counted these partitions"),
+    (["--partitions", "3-1"], "--partitions lists no partition"),
+    (["--sample", 0.5, "--seed", -1], "Invalid value for '--seed'"),
+    (["--check", "--kernel", "dfs"], "--kernel choose a new verification: not with --check"),
+    (["--id", "v-x", "--sample", 0.5], "--sample choose a new verification: not with --id"),
+    (["--partitions", "1", "--device", "nosuch"], "nosuch"),
 ])
 def test_bad_input_is_one_line_and_exit_2(queens_run: Path, cli, args: list[object], message: str) -> None:  # type: ignore[no-untyped-def]
     proc = cli("verify", queens_run, *args)
-    assert proc.returncode == 2 and message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert proc.returncode == 2 and message in proc.stderr.strip().splitlines()[-1], proc.stderr  # click adds usage
+    assert not (queens_run / "verify").exists() or all((v / "verification.json").exists()
+                                                       for v in (queens_run / "verify").iterdir())
 
 
 def test_mirror_images_are_states_of_the_mode_built_from_scratch() -> None:
@@ -154,3 +164,16 @@ def test_a_mirror_pool_recounted_as_its_mirror_image_agrees_nodes_too(tmp_path: 
     assert "each as its mirror image" in proc.stdout and "3/3 partitions agree (nodes compared on 3)" in proc.stdout
     (shadow,) = (run / "verify").iterdir()
     assert sorted(p.name for p in (shadow / "pool").iterdir()) == [f"part-0000{i}.parquet" for i in range(3)]
+
+
+def test_the_same_kernel_on_another_device_is_a_verification_the_same_on_the_same_is_not(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """skip-soa again, named on the same PoCL device: allowed with --device, but its agreement is not
+    independent (same kernel, same model) and does not count in the verified fraction."""
+    run = tmp_path / "run"
+    cli("pool", "nqueens", "--n", 9, "--out", run, "-P", 2, check=True)
+    cli("run", run, "--device", "cpu", check=True)
+    proc = cli("verify", run, "--partitions", "0-1", "--kernel", "skip-soa", "--device", "cpu", check=True)
+    assert "2/2 partitions agree" in proc.stdout and "0-1 by the same kernel on the same model" in proc.stdout
+    assert "verified: 0/2 partitions" in cli("collect", run, check=True).stdout
+    assert not any(p.name.startswith("v-") and not (p / "verification.json").exists()
+                   for p in (run / "verify").iterdir())
