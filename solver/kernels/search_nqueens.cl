@@ -66,6 +66,23 @@ __kernel void queens_shuffle(__global uint *q, const ulong seed) {
 // diagonals hold no queen placed in an earlier round, trying up to PLACE_TRIES rows (Sosic and Gu's
 // start, segments side by side). Queens placed in the same round do not see each other; queens_count
 // adds the round's queens to the counts after it.
+// Column c takes a row from board[c..end) (swapped into place) whose two diagonals hold no queen in
+// the counts s1, s2, trying up to PLACE_TRIES rows (the last one tried when none is free); its row.
+inline uint place_column(__global uint *board, __global const uint *s1, __global const uint *s2, uint c, uint end,
+                         ulong *rnd) {
+    uint k = c;
+    for (int t = 0; t < PLACE_TRIES; t++) {
+        *rnd = mix64(*rnd + 0x9E3779B97F4A7C15UL);
+        k = c + below(*rnd, end - c);
+        const uint r = board[k];
+        if (s1[r + c] == 0 && s2[r + N - 1 - c] == 0) break;
+    }
+    const uint r = board[k];
+    board[k] = board[c];
+    board[c] = r;
+    return r;
+}
+
 #define SEGMENTS ((N + SEGMENT - 1) / SEGMENT)
 __kernel void queens_place(__global uint *q, __global const uint *d1, __global const uint *d2, const ulong seed,
                            const uint round) {
@@ -75,16 +92,7 @@ __kernel void queens_place(__global uint *q, __global const uint *d1, __global c
     __global uint *board = q + (ulong)w * N;
     __global const uint *s1 = d1 + w * DIAGS, *s2 = d2 + w * DIAGS;
     ulong rnd = mix64(mix64(seed + w) ^ mix64(c + 0x5851F42D4C957F2DUL));
-    uint k = c;
-    for (int t = 0; t < PLACE_TRIES; t++) {
-        rnd = mix64(rnd + 0x9E3779B97F4A7C15UL);
-        k = c + below(rnd, end - c);
-        const uint r = board[k];
-        if (s1[r + c] == 0 && s2[r + N - 1 - c] == 0) break;
-    }
-    const uint r = board[k];
-    board[k] = board[c];
-    board[c] = r;
+    place_column(board, s1, s2, c, end, &rnd);
 }
 
 // The whole greedy start of a walk in one work-item (a CPU's start: one segment per walk), each queen
@@ -94,16 +102,7 @@ __kernel void queens_place_walk(__global uint *q, __global uint *d1, __global ui
     __global uint *board = q + (ulong)w * N, *s1 = d1 + w * DIAGS, *s2 = d2 + w * DIAGS;
     ulong rnd = mix64(mix64(seed + w) ^ 0x5851F42D4C957F2DUL);
     for (uint c = 0; c < N; c++) {
-        uint k = c;
-        for (int t = 0; t < PLACE_TRIES; t++) {
-            rnd = mix64(rnd + 0x9E3779B97F4A7C15UL);
-            k = c + below(rnd, N - c);
-            const uint r = board[k];
-            if (s1[r + c] == 0 && s2[r + N - 1 - c] == 0) break;
-        }
-        const uint r = board[k];
-        board[k] = board[c];
-        board[c] = r;
+        const uint r = place_column(board, s1, s2, c, N, &rnd);
         s1[r + c]++;
         s2[r + N - 1 - c]++;
     }
