@@ -44,6 +44,9 @@ class Checkpoint:
     #: refined chunks counted in part (jobs.partial.OpenChunk's JSON form); a reader without this
     #: field rejects the file and starts over, never counting a slice twice
     open: list[dict[str, Any]] = field(default_factory=list)
+    #: the attempts whose counts it holds, each with its host and devices (records.AttemptDevices' JSON): the
+    #: result of a resumed partition names every device that counted it, not only the last attempt's
+    counted_by: list[dict[str, Any]] = field(default_factory=list)
     written: str = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
 
 

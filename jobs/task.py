@@ -33,7 +33,7 @@ from permenum.layout import RunLayout
 from permenum.poolgen.write import read_partition
 from permenum.problems import Problem, StateBatch, get_problem
 from permenum.problems.base import ChildBatch, exact_sum
-from permenum.records import (DeviceUse, Manifest, PartitionEntry, ResultRecord, Seconds, attempts_so_far,
+from permenum.records import (AttemptDevices, DeviceUse, Manifest, PartitionEntry, ResultRecord, Seconds, attempts_so_far,
                               load_manifest, write_failure, write_result)
 from permenum.solver.devices import DeviceRef, select_devices
 from permenum.solver.opencl import BatchCounts, Staged, device_context, device_lanes, first_chunk, min_chunk
@@ -102,6 +102,7 @@ class _Loaded:
     elapsed_before: float  # seconds of earlier attempts
     rejected: str | None  # why a checkpoint was refused, if one was
     seconds: float  # from the start of the attempt to the verified bytes
+    earlier: tuple[AttemptDevices, ...] = ()  # the attempts the checkpoint's counts come from
 
 
 @dataclass(frozen=True)
@@ -212,8 +213,9 @@ class _Attempt:
         self.log.write(f"attempt {attempt}: {states.total} states, starting at {ledger.prefix_end}"
                        f"{f' (+{len(ledger.ahead)} chunks done beyond)' if ledger.ahead else ''}, on "
                        + "; ".join(r.label for r in self.refs))
+        earlier = tuple(AttemptDevices.from_json(a) for a in ckpt.counted_by) if ckpt else ()
         return _Loaded(states, WorkIndex(states.est_cost, states.total), ledger, attempt, ledger.prefix_end,
-                       ckpt.elapsed if ckpt else 0.0, rejected, seconds)
+                       ckpt.elapsed if ckpt else 0.0, rejected, seconds, earlier)
 
     def _resume(self) -> tuple[Checkpoint | None, str | None]:
         """The checkpoint to resume from, or None; a bad one is reported, moved aside and ignored."""
@@ -367,7 +369,14 @@ class _Attempt:
         save_checkpoint(self.layout.checkpoint_file(self.partition), Checkpoint(
             self.manifest.run_id, self.partition, self.entry.sha256, ledger.prefix_end, ledger.prefix.as_json(),
             loaded.elapsed_before + time.perf_counter() - self.t_start, loaded.attempt, ledger.ahead_json(),
-            ledger.open_json()))
+            ledger.open_json(), [a.to_json() for a in self._attempts(loaded)]))
+
+    def _attempts(self, loaded: _Loaded) -> tuple[AttemptDevices, ...]:
+        """The earlier attempts' devices and this one's so far (where it counted anything)."""
+        origin = TaskEnvironment.read().origin
+        this = AttemptDevices(loaded.attempt, origin.host, origin.version,
+                              tuple(self._device_use(k) for k in range(len(self.refs))))
+        return loaded.earlier + ((this,) if any(d.states for d in this.devices) else ())
 
     def _stop_short(self, loaded: _Loaded) -> None:
         """Keep this attempt's work in a checkpoint and raise TaskInterrupted."""
@@ -394,7 +403,7 @@ class _Attempt:
             checkpoint_rejected=loaded.rejected, weighted=sums.weighted, raw=sums.raw, classes=sums.classes,
             nodes=sums.nodes if self.options.count_nodes else None, kernel=_kernels(devices), devices=devices,
             seconds=Seconds(loaded.seconds, sums.kernel_seconds, loaded.elapsed_before + now - self.t_start, now - self.t_start),
-            origin=TaskEnvironment.read().origin)
+            origin=TaskEnvironment.read().origin, earlier=loaded.earlier)
         status = write_result(self.layout, record)
         self.log.write(f"done: {record.weighted} solutions, {sums.chunks} chunks, result {status}")
         self.layout.checkpoint_file(self.partition).unlink(missing_ok=True)

@@ -278,6 +278,28 @@ class DeviceUse:
 
 
 @dataclass(frozen=True)
+class AttemptDevices:
+    """An attempt's part in a result: where it ran and the devices that counted (carried by checkpoints)."""
+
+    attempt: int
+    host: str
+    version: str
+    devices: tuple[DeviceUse, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"attempt": self.attempt, "host": self.host, "version": self.version,
+                "devices": [{**asdict(d), "builds": list(d.builds)} for d in self.devices]}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "AttemptDevices":
+        devices = tuple(DeviceUse(str(u["label"]), int(u["states"]), float(u["setup_seconds"]), float(u["busy_seconds"]),
+                                  str(u.get("kernel", "")), str(u.get("model", "")), str(u.get("platform", "")),
+                                  str(u.get("driver", "")), tuple(str(b) for b in u.get("builds", ())))
+                        for u in d["devices"])
+        return cls(int(d["attempt"]), str(d["host"]), str(d.get("version", "")), devices)
+
+
+@dataclass(frozen=True)
 class Seconds:
     load: float  # the partition read and verified
     kernel: float  # summed over chunks and devices
@@ -309,10 +331,14 @@ class ResultRecord:
     seconds: Seconds
     origin: Origin
     finished: str = field(default_factory=now_utc)
+    earlier: tuple[AttemptDevices, ...] = ()  # the attempts this one resumed from, and what counted there
 
     def counted_by(self) -> tuple[DeviceUse, ...]:
-        """The devices that counted states in this attempt (all of them if none did)."""
-        return tuple(d for d in self.devices if d.states > 0) or self.devices
+        """The devices that counted the partition's states, in this attempt and the earlier ones it resumed
+        from (this attempt's all, if none counted anything)."""
+        ran = tuple(d for d in self.devices if d.states > 0) + tuple(
+            d for a in self.earlier for d in a.devices if d.states > 0)
+        return ran or self.devices
 
     def same_numbers(self, other: "ResultRecord") -> bool:
         """Whether two attempts at one partition agree on everything that is counted."""
@@ -347,6 +373,7 @@ class ResultRecord:
             "seconds": {"load": self.seconds.load, "kernel": self.seconds.kernel, "total": self.seconds.total,
                         "this_attempt": self.seconds.this_attempt},
             "environment": self.origin.to_json(), "finished": self.finished,
+            "earlier_attempts": [a.to_json() for a in self.earlier],
         }
 
     @classmethod
@@ -360,7 +387,8 @@ class ResultRecord:
                    None if d.get("classes") is None else parse_count(d["classes"]),
                    None if d.get("nodes") is None else parse_count(d["nodes"]), str(d.get("kernel", "")), devices,
                    Seconds(float(s["load"]), float(s["kernel"]), float(s["total"]), float(s.get("this_attempt", 0.0))),
-                   Origin.from_json(d.get("environment") or {}), str(d.get("finished", "")))
+                   Origin.from_json(d.get("environment") or {}), str(d.get("finished", "")),
+                   tuple(AttemptDevices.from_json(a) for a in d.get("earlier_attempts", ())))
 
 
 class ResultConflict(RuntimeError):

@@ -49,6 +49,11 @@ def test_resume_from_checkpoint_is_exact_and_skips_done_states(tmp_path: Path) -
     record = run_task(layout, 0).record
     assert record.resumed_from == offset and record.states_this_attempt == record.states - offset
     assert record.attempt == 2
+    # what counted the first attempt's states is carried by the checkpoint into the result
+    (first,) = read_result(layout.result_file(0)).earlier
+    assert first.attempt == 1 and first.host and first.version
+    assert sum(d.states for d in first.devices) == offset and all(d.builds and d.model for d in first.devices)
+    assert set(ckpt.counted_by[0]) == {"attempt", "host", "version", "devices"}
     assert collect(layout).total == published("nqueens_total", 13)
     assert not layout.checkpoint_file(0).exists()  # done: the result is the truth now
     assert f"resuming from checkpoint at state {offset}" in layout.task_log(0).read_text()
