@@ -33,7 +33,7 @@ from permenum.layout import RunLayout
 from permenum.poolgen.write import read_partition
 from permenum.problems import Problem, StateBatch, get_problem
 from permenum.problems.base import ChildBatch, exact_sum
-from permenum.records import (AttemptDevices, DeviceUse, Manifest, PartitionEntry, ResultRecord, Seconds, attempts_so_far,
+from permenum.records import (AttemptDevices, DeviceUse, Manifest, load_verification_plan, PartitionEntry, ResultRecord, Seconds, attempts_so_far,
                               load_manifest, write_failure, write_result)
 from permenum.solver.devices import DeviceRef, select_devices
 from permenum.solver.opencl import BatchCounts, Staged, device_context, device_lanes, first_chunk, min_chunk
@@ -73,6 +73,7 @@ def run_task(layout: RunLayout, partition: int, options: TaskOptions | None = No
     """
     options = options or TaskOptions()
     options.validate()
+    _check_verification(layout, options)
     try:
         return _Attempt(layout, partition, options, stop or threading.Event(), on_chunk, rates, on_drained).run()
     except TaskInterrupted:
@@ -81,6 +82,19 @@ def run_task(layout: RunLayout, partition: int, options: TaskOptions | None = No
         if _is_partition(layout, partition):  # no error file for a partition the pool does not have
             write_failure(layout, partition, exc, TaskEnvironment.read().origin)
         raise
+
+
+def _check_verification(layout: RunLayout, options: TaskOptions) -> None:
+    """A verification's partitions are counted with its own kernel and device (`permenum verify` passes
+    them), never with another's: `permenum run` or `submit` on its directory without them would count
+    the same search as the run, and call it a verification."""
+    if not layout.verification_plan.exists():
+        return
+    plan = load_verification_plan(layout)
+    if options.kernel != plan.kernel or (plan.device is not None and options.device != plan.device):
+        raise UserError(f"{layout.root} is a verification (kernel {plan.kernel}"
+                        f"{', device ' + plan.device if plan.device else ''}): count it with `permenum verify "
+                        f"{layout.root.parent.parent} --id {plan.name}`")
 
 
 def _is_partition(layout: RunLayout, partition: int) -> bool:
