@@ -76,6 +76,8 @@ def verify(run: str, sample: float | None, listed: str | None, seed: int | None,
         if (sample is None) == (listed is None):
             raise UserError("give --sample F or --partitions LIST (or --id ID to go on with a verification, --check to "
                             "compare)")
+        if listed is not None and seed is not None:
+            raise UserError("--seed draws a sample: not with --partitions")
         try:
             partitions = expand_ranges(listed) if listed is not None else None
         except ValueError as exc:

@@ -123,6 +123,7 @@ def test_nodes_are_compared_where_both_builds_count_the_same_search(queens_run: 
     (["--partitions", "1", "--reflect"], "--reflect: nqueens pools of symmetry edges have no mirror-image states"),
     (["--partitions", "1", "--kernel", "skip-soa"], "kernel skip-soa counted these partitions"),
     (["--partitions", "3-1"], "--partitions lists no partition"),
+    (["--partitions", "1", "--seed", 4], "--seed draws a sample: not with --partitions"),
     (["--sample", 0.5, "--seed", -1], "Invalid value for '--seed'"),
     (["--check", "--kernel", "dfs"], "--kernel choose a new verification: not with --check"),
     (["--id", "v-x", "--sample", 0.5], "--sample choose a new verification: not with --id"),
@@ -177,3 +178,14 @@ def test_the_same_kernel_on_another_device_is_a_verification_the_same_on_the_sam
     assert "verified: 0/2 partitions" in cli("collect", run, check=True).stdout
     assert not any(p.name.startswith("v-") and not (p / "verification.json").exists()
                    for p in (run / "verify").iterdir())
+
+
+def test_a_verification_is_counted_only_with_its_own_kernel(queens_run: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """`permenum run` on a verification's directory would count the run's search again: refused, with the way."""
+    cli("verify", queens_run, "--partitions", "6", check=True)
+    shadow = next(v for v in (queens_run / "verify").iterdir()
+                  if json.loads((v / "verification.json").read_text())["partitions"] == [6])
+    (shadow / "results" / "part-00006.json").unlink()
+    proc = cli("run", shadow)
+    assert proc.returncode == 1 and f"count it with `permenum verify {queens_run} --id {shadow.name}`" in proc.stderr
+    assert cli("verify", queens_run, "--id", shadow.name, check=True).returncode == 0
