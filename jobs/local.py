@@ -26,7 +26,7 @@ from permenum.jobs.schedule import RateBook
 from permenum.jobs.task import TaskInterrupted, TaskResult, run_task
 from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout
-from permenum.records import load_manifest, partition_scope, scan_results
+from permenum.records import check_verification_options, load_manifest, partition_scope, scan_results
 from permenum.solver.devices import select_devices
 from permenum.solver.registry import check_kernel
 
@@ -114,6 +114,7 @@ def run_local(layout: RunLayout, workers: int = 1, options: TaskOptions | None =
         raise UserError(f"--workers must be at least 1 (got {workers})")
     options.validate()
     manifest = load_manifest(layout)
+    check_verification_options(layout, options.kernel, options.device)
     select_devices(options.device)  # an unknown device or kernel is refused before anything starts
     if options.kernel:
         check_kernel(manifest.problem, options.kernel, manifest.symmetry)

@@ -33,7 +33,7 @@ from permenum.layout import RunLayout
 from permenum.poolgen.write import read_partition
 from permenum.problems import Problem, StateBatch, get_problem
 from permenum.problems.base import ChildBatch, exact_sum
-from permenum.records import (AttemptDevices, DeviceUse, Manifest, load_verification_plan, PartitionEntry, ResultRecord, Seconds, attempts_so_far,
+from permenum.records import (AttemptDevices, DeviceUse, Manifest, check_verification_options, PartitionEntry, ResultRecord, Seconds, attempts_so_far,
                               load_manifest, write_failure, write_result)
 from permenum.solver.devices import DeviceRef, select_devices
 from permenum.solver.opencl import BatchCounts, Staged, device_context, device_lanes, first_chunk, min_chunk
@@ -73,7 +73,7 @@ def run_task(layout: RunLayout, partition: int, options: TaskOptions | None = No
     """
     options = options or TaskOptions()
     options.validate()
-    _check_verification(layout, options)
+    check_verification_options(layout, options.kernel, options.device)
     try:
         return _Attempt(layout, partition, options, stop or threading.Event(), on_chunk, rates, on_drained).run()
     except TaskInterrupted:
@@ -82,19 +82,6 @@ def run_task(layout: RunLayout, partition: int, options: TaskOptions | None = No
         if _is_partition(layout, partition):  # no error file for a partition the pool does not have
             write_failure(layout, partition, exc, TaskEnvironment.read().origin)
         raise
-
-
-def _check_verification(layout: RunLayout, options: TaskOptions) -> None:
-    """A verification's partitions are counted with its own kernel and device (`permenum verify` passes
-    them), never with another's: `permenum run` or `submit` on its directory without them would count
-    the same search as the run, and call it a verification."""
-    if not layout.verification_plan.exists():
-        return
-    plan = load_verification_plan(layout)
-    if options.kernel != plan.kernel or (plan.device is not None and options.device != plan.device):
-        raise UserError(f"{layout.root} is a verification (kernel {plan.kernel}"
-                        f"{', device ' + plan.device if plan.device else ''}): count it with `permenum verify "
-                        f"{layout.root.parent.parent} --id {plan.name}`")
 
 
 def _is_partition(layout: RunLayout, partition: int) -> bool:
@@ -221,32 +208,36 @@ class _Attempt:
         states = StreamedPartition(read_partition(self.layout, self.entry), self.problem.mask_names,
                                    f"partition {self.partition}")
         seconds = time.perf_counter() - self.t_start  # verified; the states parse while the devices count
-        ckpt, rejected = self._resume()
+        ckpt, earlier, rejected = self._resume()
         attempt = max(attempts_so_far(self.layout, self.partition), ckpt.attempt if ckpt else 0) + 1
         ledger = _ledger_from(ckpt, states.total, self.options.count_nodes, self.problem.counts_classes)
         self.log.write(f"attempt {attempt}: {states.total} states, starting at {ledger.prefix_end}"
                        f"{f' (+{len(ledger.ahead)} chunks done beyond)' if ledger.ahead else ''}, on "
                        + "; ".join(r.label for r in self.refs))
-        earlier = tuple(AttemptDevices.from_json(a) for a in ckpt.counted_by) if ckpt else ()
         return _Loaded(states, WorkIndex(states.est_cost, states.total), ledger, attempt, ledger.prefix_end,
                        ckpt.elapsed if ckpt else 0.0, rejected, seconds, earlier)
 
-    def _resume(self) -> tuple[Checkpoint | None, str | None]:
-        """The checkpoint to resume from, or None; a bad one is reported, moved aside and ignored."""
+    def _resume(self) -> tuple[Checkpoint | None, tuple[AttemptDevices, ...], str | None]:
+        """The checkpoint to resume from (and the attempts its counts come from), or None; a bad one is
+        reported, moved aside and ignored."""
         path = self.layout.checkpoint_file(self.partition)
         if not path.exists():
-            return None, None
+            return None, (), None
         try:
             ckpt = load_checkpoint(path, self.manifest.run_id, self.partition, self.entry.sha256)
+            try:
+                earlier = tuple(AttemptDevices.from_json(a) for a in ckpt.counted_by)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise CheckpointError(f"unreadable attempts ({type(exc).__name__}: {exc})") from None
         except CheckpointError as exc:
             moved = quarantine(path)
             self.log.write(f"checkpoint {path.name} rejected: {exc}; moved to {moved.name}; starting the partition over")
-            return None, str(exc)
+            return None, (), str(exc)
         self.log.write(f"resuming from checkpoint at state {ckpt.states_done} (attempt {ckpt.attempt}, "
                        f"{ckpt.sums.get('chunks', 0)} chunks"
                        + "".join(f"; states {o['start']}-{o['end']}: {o['fine_done']} of {o['fine_total']} refined "
                                  "states counted" for o in ckpt.open) + ")")
-        return ckpt, None
+        return ckpt, earlier, None
 
     def _serve_guarded(self, k: int, failures: list[BaseException]) -> None:
         """Device ``k``'s thread; its exception is handed to the task's thread instead of being lost."""
@@ -368,9 +359,9 @@ class _Attempt:
     def _device_use(self, k: int) -> DeviceUse:
         """Device ``k``'s part in this attempt and what it was: model, platform, driver, kernel builds."""
         r, solver = self.refs[k], self.solvers[k]
-        return DeviceUse(r.label, self.scheduler.devices[k].states, self.setup_seconds[k], self.busy_seconds[k],
-                         solver.variant if solver else "", r.model, r.platform, r.driver,
-                         solver.builds if solver else ())
+        d = self.scheduler.devices[k]
+        return DeviceUse(r.label, d.states, self.setup_seconds[k], self.busy_seconds[k], solver.variant if solver else "",
+                         r.model, r.platform, r.driver, solver.builds if solver else (), d.launches)
 
     def _opened(self) -> _Loaded:
         assert self.loaded is not None, "the partition is loaded before the scheduler opens"
@@ -390,7 +381,7 @@ class _Attempt:
         origin = TaskEnvironment.read().origin
         this = AttemptDevices(loaded.attempt, origin.host, origin.version,
                               tuple(self._device_use(k) for k in range(len(self.refs))))
-        return loaded.earlier + ((this,) if any(d.states for d in this.devices) else ())
+        return loaded.earlier + ((this,) if any(d.counted for d in this.devices) else ())
 
     def _stop_short(self, loaded: _Loaded) -> None:
         """Keep this attempt's work in a checkpoint and raise TaskInterrupted."""
@@ -427,7 +418,7 @@ class _Attempt:
 def _kernels(devices: tuple[DeviceUse, ...]) -> str:
     """The kernel variant(s) that counted: one name, or each device's where they differ (a GPU beside a
     CPU); a device that counted nothing in this attempt is left out (unless none did)."""
-    ran = tuple(d for d in devices if d.states > 0) or devices
+    ran = tuple(d for d in devices if d.counted) or devices
     names = sorted({d.kernel for d in ran})
     return names[0] if len(names) == 1 else ", ".join(f"{d.label}: {d.kernel}" for d in ran)
 

@@ -189,7 +189,7 @@ def compare(reference: ResultRecord, recount: ResultRecord | None, reflected: bo
     if nodes:
         pairs["nodes"] = (reference.nodes, recount.nodes)
     differs = [name for name, (a, b) in pairs.items() if a != b]
-    independent = reflected or set(ref.kernels) != set(new.kernels) or set(ref.models) != set(new.models)
+    independent = reflected or not set(ref.searches) & set(new.searches)  # no kernel on a model the run used
     return Comparison(reference.partition, "DISAGREES" if differs else "agrees", differs, nodes, independent, ref, new)
 
 

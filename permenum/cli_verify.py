@@ -57,7 +57,8 @@ def verify(run: str, sample: float | None, listed: str | None, seed: int | None,
 
     The kernel defaults to one other than the run's (the readable reference where it serves the symmetry
     mode, else the search without the dead-child filter). Exits 3 naming every partition that disagrees,
-    1 when a re-count failed or was stopped (`--id ID` goes on with it), 2 on bad input.
+    1 when a re-count failed or is not done yet, 75 when it was stopped (`--id ID` goes on with it), 2 on
+    bad input.
     """
     from permenum.jobs import verify as v
     from permenum.ranges import expand_ranges
@@ -137,14 +138,21 @@ def _check(layout: RunLayout, shadows: list[RunLayout]) -> int:
     if not shadows:
         raise UserError(f"{layout.root} has no verifications yet (`permenum verify {layout.root} --sample F`)")
     bad: list[int] = []
+    unfinished = False
     for shadow in shadows:
-        plan, comparisons = record_check(layout, shadow)
+        try:
+            plan, comparisons = record_check(layout, shadow)
+        except UserError as exc:  # one damaged verification does not hide the others
+            err.print(f"verification {shadow.root.name} unreadable: {exc}", markup=False)
+            unfinished = True
+            continue
         _print_check(plan, comparisons)
         bad += [c.partition for c in comparisons if c.verdict == "DISAGREES"]
+        unfinished = unfinished or any(c.verdict == "pending" for c in comparisons)
     if bad:
         err.print(f"[red]DISAGREE:[/red] partitions {_ranges(bad)}: their re-count differs from the run's result")
         return EXIT_DISAGREES
-    return 0
+    return 1 if unfinished else 0
 
 
 def _print_check(plan: "VerificationPlan", comparisons: "list[Comparison]") -> None:

@@ -262,19 +262,25 @@ class DeviceUse:
     platform: str = ""  # OpenCL platform and version
     driver: str = ""
     builds: tuple[str, ...] = ()  # solver.opencl.build_id of every program it ran (source and options)
+    launches: int = 0  # chunks and slices it counted (a slice of a refined chunk adds no whole states)
+
+    @property
+    def counted(self) -> bool:
+        return self.states > 0 or self.launches > 0
 
     def provenance(self) -> dict[str, Any]:
         return {"kernel": self.kernel, "model": self.model, "platform": self.platform, "driver": self.driver,
-                "builds": list(self.builds)}
+                "builds": list(self.builds), "launches": self.launches}
 
     @classmethod
     def from_json(cls, label: str, d: dict[str, Any]) -> "DeviceUse":
         """One device of a result's JSON (its entries are keyed by label, each dict holding one field)."""
         seconds, made = d.get("device_seconds", {}).get(label, {}), d.get("device_provenance", {}).get(label, {})
+        kernel = d.get("device_kernels", {}).get(label, d.get("kernel", ""))  # older results: the record's one
         return cls(label, int(d.get("device_states", {}).get(label, 0)), float(seconds.get("setup", 0.0)),
-                   float(seconds.get("busy", 0.0)), str(d.get("device_kernels", {}).get(label, "")),
-                   str(made.get("model", "")), str(made.get("platform", "")), str(made.get("driver", "")),
-                   tuple(str(b) for b in made.get("builds", ())))
+                   float(seconds.get("busy", 0.0)), str(kernel), str(made.get("model", "")),
+                   str(made.get("platform", "")), str(made.get("driver", "")), tuple(str(b) for b in made.get("builds", ())),
+                   int(made.get("launches", 0)))
 
 
 @dataclass(frozen=True)
@@ -294,7 +300,8 @@ class AttemptDevices:
     def from_json(cls, d: dict[str, Any]) -> "AttemptDevices":
         devices = tuple(DeviceUse(str(u["label"]), int(u["states"]), float(u["setup_seconds"]), float(u["busy_seconds"]),
                                   str(u.get("kernel", "")), str(u.get("model", "")), str(u.get("platform", "")),
-                                  str(u.get("driver", "")), tuple(str(b) for b in u.get("builds", ())))
+                                  str(u.get("driver", "")), tuple(str(b) for b in u.get("builds", ())),
+                                  int(u.get("launches", 0)))
                         for u in d["devices"])
         return cls(int(d["attempt"]), str(d["host"]), str(d.get("version", "")), devices)
 
@@ -336,8 +343,7 @@ class ResultRecord:
     def counted_by(self) -> tuple[DeviceUse, ...]:
         """The devices that counted the partition's states, in this attempt and the earlier ones it resumed
         from (this attempt's all, if none counted anything)."""
-        ran = tuple(d for d in self.devices if d.states > 0) + tuple(
-            d for a in self.earlier for d in a.devices if d.states > 0)
+        ran = tuple(d for d in self.devices if d.counted) + tuple(d for a in self.earlier for d in a.devices if d.counted)
         return ran or self.devices
 
     def same_numbers(self, other: "ResultRecord") -> bool:
@@ -614,7 +620,7 @@ def read_search_result(path: Path) -> SearchResult:
 # --------------------------------------------------------------------------- verification
 
 VERIFICATION_FORMAT = "permenum-verification/1"
-VERIFICATION_CHECK_FORMAT = "permenum-verification-check/1"
+VERIFICATION_CHECK_FORMAT = "permenum-verification-check/2"  # 2: kernels, searches, independent
 
 
 @dataclass(frozen=True)
@@ -656,6 +662,19 @@ def partition_scope(layout: RunLayout, manifest: Manifest) -> list[int]:
     return list(range(manifest.num_partitions))
 
 
+def check_verification_options(layout: RunLayout, kernel: str | None, device: str | None) -> None:
+    """A verification's partitions are counted with its own kernel and device (`permenum verify` passes
+    them), never with others: `permenum run` or `submit` on its directory without them would count the
+    run's own search again and call it a verification."""
+    if not layout.verification_plan.exists():
+        return
+    plan = load_verification_plan(layout)
+    if kernel != plan.kernel or (plan.device is not None and device != plan.device):
+        raise UserError(f"{layout.root} is a verification (kernel {plan.kernel}"
+                        f"{', device ' + plan.device if plan.device else ''}): count it with `permenum verify "
+                        f"{layout.root.parent.parent} --id {plan.name}`")
+
+
 def write_verification_plan(layout: RunLayout, plan: VerificationPlan) -> None:
     _write_sealed(layout.verification_plan, plan.to_json(), replace=False)
 
@@ -672,6 +691,7 @@ class Counted:
 
     attempt: int
     kernels: list[str]
+    searches: list[tuple[str, str]]  # (kernel, device model) of every device that counted: what independence compares
     devices: list[str]
     models: list[str]
     builds: list[str]
@@ -685,7 +705,8 @@ class Counted:
     @classmethod
     def of(cls, r: ResultRecord) -> "Counted":
         ran = r.counted_by()
-        return cls(r.attempt, sorted({d.kernel for d in ran}), [d.label for d in ran],
+        return cls(r.attempt, sorted({d.kernel for d in ran}), sorted({(d.kernel, d.model) for d in ran}),
+                   [d.label for d in ran],
                    sorted({d.model for d in ran if d.model}), sorted({b for d in ran for b in d.builds}), r.weighted,
                    r.raw, r.classes, r.nodes, r.origin.host, r.finished)
 

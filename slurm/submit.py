@@ -26,7 +26,7 @@ from permenum.errors import UserError
 from permenum.ranges import compact_ranges
 from permenum.layout import RunLayout
 from permenum.lock import run_lock
-from permenum.records import Manifest, load_manifest
+from permenum.records import Manifest, check_verification_options, load_manifest
 from permenum.slurm.backend import Backend, Submitted
 from permenum.slurm.commands import SlurmCommandError
 from permenum.slurm.queue import array_spec
@@ -89,6 +89,8 @@ def submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: b
 def _submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: bool,
             backend_note: str) -> tuple[Outcome, StatusReport]:
     manifest = load_manifest(layout)
+    task = options.task or TaskOptions()
+    check_verification_options(layout, task.kernel, task.device)
     text = render_script(layout, manifest, options)
     report = gather(layout, backend, backend_note)
     if report.complete:

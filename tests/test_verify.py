@@ -187,5 +187,5 @@ def test_a_verification_is_counted_only_with_its_own_kernel(queens_run: Path, cl
                   if json.loads((v / "verification.json").read_text())["partitions"] == [6])
     (shadow / "results" / "part-00006.json").unlink()
     proc = cli("run", shadow)
-    assert proc.returncode == 1 and f"count it with `permenum verify {queens_run} --id {shadow.name}`" in proc.stderr
+    assert proc.returncode == 2 and f"count it with `permenum verify {queens_run} --id {shadow.name}`" in proc.stderr
     assert cli("verify", queens_run, "--id", shadow.name, check=True).returncode == 0

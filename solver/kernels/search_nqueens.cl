@@ -61,11 +61,6 @@ __kernel void queens_shuffle(__global uint *q, const ulong seed) {
     q[g] = start_row(mix64(seed + w), c);
 }
 
-// Round `round` of the greedy start: each segment of SEGMENT columns places its next column on a row
-// from the rest of its own slice of the shuffled permutation (so rows stay a permutation) whose two
-// diagonals hold no queen placed in an earlier round, trying up to PLACE_TRIES rows (Sosic and Gu's
-// start, segments side by side). Queens placed in the same round do not see each other; queens_count
-// adds the round's queens to the counts after it.
 // Column c takes a row from board[c..end) (swapped into place) whose two diagonals hold no queen in
 // the counts s1, s2, trying up to PLACE_TRIES rows (the last one tried when none is free); its row.
 inline uint place_column(__global uint *board, __global const uint *s1, __global const uint *s2, uint c, uint end,
@@ -83,6 +78,11 @@ inline uint place_column(__global uint *board, __global const uint *s1, __global
     return r;
 }
 
+// Round `round` of the greedy start: each segment of SEGMENT columns places its next column on a row
+// from the rest of its own slice of the shuffled permutation (so rows stay a permutation) whose two
+// diagonals hold no queen placed in an earlier round, trying up to PLACE_TRIES rows (Sosic and Gu's
+// start, segments side by side). Queens placed in the same round do not see each other; queens_count
+// adds the round's queens to the counts after it.
 #define SEGMENTS ((N + SEGMENT - 1) / SEGMENT)
 __kernel void queens_place(__global uint *q, __global const uint *d1, __global const uint *d2, const ulong seed,
                            const uint round) {
