@@ -204,6 +204,10 @@ def _print_collect(run: str, show_ledger: bool = True) -> int:
         err.print(f"note: ledger not written: {c.ledger_error}", markup=False)
     elif show_ledger:
         out.print(f"ledger: {_layout(run).ledger}")
+    if _layout(run).verification_plan.exists():  # a verification: its sample's total means nothing alone
+        out.print(f"a verification: `permenum verify {_layout(run).root.parent.parent} --check --id "
+                  f"{_layout(run).root.name}` compares it with the run", markup=False)
+        return EXIT_INCOMPLETE if c.missing else 0
     trusted = _print_verified(run)
     if c.missing:
         err.print(f"[red]incomplete:[/red] {len(c.missing)} partitions have no result: {compact_ranges(c.missing)}")
