@@ -11,13 +11,16 @@ import click
 from permenum.task_options import DEFAULT_CHUNK_SECONDS
 
 
-def task_options(f):  # type: ignore[no-untyped-def]
-    """The options of `permenum task`, shared by every command that runs tasks (`run`, `enumerate`, `submit`)."""
+KERNEL_HELP = ("Kernel variant (default: nqueens skip on a GPU, skip-soa on a CPU; costas fc on a GPU, dfs on a CPU; "
+               "README \"Kernels\").")
+
+
+def task_options(f, kernel_help: str = KERNEL_HELP):  # type: ignore[no-untyped-def]
+    """The options of `permenum task`, shared by every command that runs tasks (`run`, `enumerate`, `submit`,
+    `verify` with its own words for --kernel)."""
     f = click.option("--chunk-seconds", type=float, default=DEFAULT_CHUNK_SECONDS, show_default=True,
                      help="Bound on one kernel launch; a checkpoint is written after each.")(f)
     f = click.option("--count-nodes", is_flag=True, help="Use the node-counting build (slower).")(f)
-    f = click.option("--kernel", "-k", default=None,
-                     help="Kernel variant (default: nqueens skip on a GPU, skip-soa on a CPU; costas fc on a GPU, dfs on a "
-                          "CPU; README \"Kernels\").")(f)
+    f = click.option("--kernel", "-k", default=None, help=kernel_help)(f)
     f = click.option("--device", "-d", default=None, help="gpu | cpu | accelerator | all | PLATFORM:DEVICE[/K]")(f)
     return f

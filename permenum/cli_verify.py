@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,7 +47,8 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 @click.option("--partition", "slurm_partition", default=None, help="With --submit: SLURM partition (queue).")
 @click.option("--account", default=None, help="With --submit: SLURM account to charge.")
 @click.option("--sbatch-arg", "sbatch_args", multiple=True, help="With --submit: extra sbatch option, repeatable.")
-@task_options
+@partial(task_options, kernel_help="Kernel that re-counts (default: one the run's devices did not use: N-Queens dfs "
+         "for mirror/none pools, else skip-all; Costas dfs or fc).")
 def verify(run: str, sample: float | None, listed: str | None, seed: int | None, name: str | None, reflect: bool,
            check: bool,
            workers: int, as_array: bool, throttle: int | None, gpus_per_task: int | None, time_limit: str | None,
