@@ -52,15 +52,25 @@ def same_search(a: str, b: str) -> bool:
     return a == b or any(a in family and b in family for family in SAME_SEARCH)
 
 
-def alternative_kernel(problem: str, symmetry: str, used: set[str]) -> str:
-    """The kernel a verification uses unless told, none of those that counted: the readable reference
-    where it serves the mode (N-Queens dfs for mirror/none, Costas dfs), else the search without the
-    dead-child filter (skip-all), else the other one."""
-    from permenum.solver.registry import KERNELS
+#: The kernels a verification prefers, first to last: the readable reference, then (N-Queens) the search
+#: without the dead-child filter, then the others.
+PREFERRED = {"costas": ("dfs", "fc"), "nqueens": ("dfs", "skip-all", "skip", "skip-soa")}
 
-    preferred = ["dfs", "fc"] if problem == "costas" else (["dfs"] if symmetry in ("mirror", "none") else []) + [
-        "skip-all", "skip", "skip-soa"]
-    return next((k for k in preferred if k not in used and k in KERNELS[problem]), preferred[0])
+
+def alternative_kernel(problem: str, symmetry: str, used: set[str]) -> str:
+    """The kernel a verification uses unless told: the first preferred one that serves the symmetry mode
+    (N-Queens dfs serves mirror and none only) and that none of the run's devices used."""
+    from permenum.solver.registry import check_kernel
+
+    def serves(kernel: str) -> bool:
+        try:
+            check_kernel(problem, kernel, symmetry)
+        except UserError:
+            return False
+        return True
+
+    preferred = PREFERRED[problem]
+    return next((k for k in preferred if k not in used and serves(k)), preferred[0])
 
 
 def sample_size(done: int, fraction: float) -> int:
