@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from permenum.checkpoints.store import CheckpointError, load_checkpoint
 from permenum.layout import RunLayout
-from permenum.records import Manifest, scan_results
+from permenum.records import Manifest, partition_scope, scan_results
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,8 @@ def run_progress(layout: RunLayout, manifest: Manifest) -> RunProgress:
     done_states = 0
     starts: list[dt.datetime] = []
     done = scan_results(layout, manifest).done
-    for entry in manifest.partitions:
+    entries = [manifest.partition(i) for i in partition_scope(layout, manifest)]  # a verification: its sample
+    for entry in entries:
         i, rows = entry.index, entry.rows
         if i in done:
             try:
@@ -49,7 +50,7 @@ def run_progress(layout: RunLayout, manifest: Manifest) -> RunProgress:
         partial[i] = (ckpt.states_done, rows)
         done_states += ckpt.states_done
         starts.append(_parse(ckpt.written) - dt.timedelta(seconds=ckpt.elapsed))
-    total = manifest.total_states
+    total = sum(e.rows for e in entries)
     eta = None
     if starts and done_states:
         elapsed = (now - min(starts)).total_seconds()
