@@ -1,4 +1,4 @@
-"""Internal evidence for a finished Costas run, where no published count may exist (orders 30 and up).
+"""Internal evidence for a finished run, where no published count may exist (Costas orders 30 and up).
 
 Three checks that need nothing from outside the run: every stored array is a Costas array (host code,
 independent of the kernels); its classes, each counted once at its representative, times their orbit
@@ -57,3 +57,13 @@ def costas_evidence(layout: RunLayout, n: int, total: int, counted_classes: int 
     orbit_total = sum(len(set(symmetries(r))) for r in representatives)
     return CostasEvidence(len(representatives), orbit_total, total, counted_classes, len(welch_arrays(n)),
                           len(golomb_arrays(n)), missing_constructions(n, representatives), bad)
+
+
+#: problem -> its evidence from a finished run's own files (`collect` prints it); problems without one have none.
+EVIDENCE = {"costas": costas_evidence}
+
+
+def run_evidence(layout: RunLayout, problem: str, n: int, total: int, classes: int | None) -> CostasEvidence | None:
+    """The problem's evidence for a finished run, None where it has none."""
+    check = EVIDENCE.get(problem)
+    return None if check is None else check(layout, n, total, classes)

@@ -212,10 +212,10 @@ def _print_collect(run: str, show_ledger: bool = True) -> int:
     if c.missing:
         err.print(f"[red]incomplete:[/red] {len(c.missing)} partitions have no result: {compact_ranges(c.missing)}")
         return EXIT_INCOMPLETE
-    if m.problem == "costas":
-        from permenum.jobs.evidence import costas_evidence
+    from permenum.jobs.evidence import run_evidence
 
-        evidence = costas_evidence(_layout(run), m.n, c.total, c.classes)
+    evidence = run_evidence(_layout(run), m.problem, m.n, c.total, c.classes)
+    if evidence is not None:
         (out if evidence.sound else err).print(f"evidence: {evidence.describe()}", markup=False)
         trusted = trusted and evidence.sound
     if c.known_total is None:

@@ -63,7 +63,6 @@ def verify(run: str, sample: float | None, listed: str | None, seed: int | None,
     bad input.
     """
     from permenum.jobs import verify as v
-    from permenum.ranges import expand_ranges
 
     layout = RunLayout(Path(run))
     new = {"--sample": sample, "--partitions": listed, "--seed": seed, "--kernel": kernel, "--device": device,
@@ -76,21 +75,7 @@ def verify(run: str, sample: float | None, listed: str | None, seed: int | None,
     if name:
         shadow = v.find_verification(layout, name)
     else:
-        if (sample is None) == (listed is None):
-            raise UserError("give --sample F or --partitions LIST (or --id ID to go on with a verification, --check to "
-                            "compare)")
-        if listed is not None and seed is not None:
-            raise UserError("--seed draws a sample: not with --partitions")
-        try:
-            partitions = expand_ranges(listed) if listed is not None else None
-        except ValueError as exc:
-            raise UserError(f"--partitions: {exc}") from None
-        if not as_array:  # the device must exist here before anything is written (a node's is checked there)
-            from permenum.solver.devices import select_devices
-
-            select_devices(device)
-        shadow = v.create_verification(layout, v.Request(sample, partitions, kernel, device, count_nodes, seed,
-                                                                reflect))
+        shadow = _new_verification(layout, sample, listed, seed, kernel, device, count_nodes, reflect, as_array)
     from permenum.records import load_verification_plan
     from permenum.task_options import TaskOptions
 
@@ -113,6 +98,29 @@ def verify(run: str, sample: float | None, listed: str | None, seed: int | None,
         if code:
             sys.exit(code)
     sys.exit(_check(layout, [shadow]))
+
+
+def _new_verification(layout: RunLayout, sample: float | None, listed: str | None, seed: int | None,
+                      kernel: str | None, device: str | None, count_nodes: bool, reflect: bool,
+                      as_array: bool) -> RunLayout:
+    """The options checked (the device too, when the re-count runs here), then the verification laid out."""
+    from permenum.jobs.verify import Request, create_verification
+    from permenum.ranges import expand_ranges
+
+    if (sample is None) == (listed is None):
+        raise UserError("give --sample F or --partitions LIST (or --id ID to go on with a verification, --check to "
+                        "compare)")
+    if listed is not None and seed is not None:
+        raise UserError("--seed draws a sample: not with --partitions")
+    try:
+        partitions = expand_ranges(listed) if listed is not None else None
+    except ValueError as exc:
+        raise UserError(f"--partitions: {exc}") from None
+    if not as_array:  # the device must exist here before anything is written (a node's is checked there)
+        from permenum.solver.devices import select_devices
+
+        select_devices(device)
+    return create_verification(layout, Request(sample, partitions, kernel, device, count_nodes, seed, reflect))
 
 
 def _submit(shadow: RunLayout, options: "TaskOptions", todo: list[int], throttle: int | None,
