@@ -111,16 +111,17 @@ def create_verification(layout: RunLayout, request: Request) -> RunLayout:
     done = scan_results(layout, manifest).done
     if not done:
         raise UserError(f"{layout.root} has no results to verify yet")
-    seed: int | None = request.seed if request.seed is not None else secrets.randbits(63)
+    seed = None
     if request.partitions is not None:
+        if not request.partitions:
+            raise UserError("--partitions lists no partition")
         unknown = [p for p in request.partitions if p not in done]
         if unknown:
             raise UserError(f"partitions {compact_ranges(unknown)} have no result in {layout.root}: nothing to re-count")
-        if not request.partitions:
-            raise UserError("--partitions lists no partition")
-        partitions, seed = sorted(set(request.partitions)), None
+        partitions = sorted(set(request.partitions))
     else:
-        partitions = sample_partitions(sorted(done), request.sample or 0.0, seed or 0)
+        seed = request.seed if request.seed is not None else secrets.randbits(63)
+        partitions = sample_partitions(sorted(done), request.sample or 0.0, seed)
     used = {d.kernel for p in partitions for d in done[p].counted_by()}
     kernel = request.kernel or alternative_kernel(manifest.problem, manifest.symmetry, used)
     check_kernel(manifest.problem, kernel, manifest.symmetry)
@@ -233,32 +234,46 @@ class Verified:
         return len(self.agreeing) / self.partitions if self.partitions else 0.0
 
 
-def check_verification(layout: RunLayout, shadow: RunLayout) -> tuple[VerificationPlan, list[Comparison]]:
+@dataclass(frozen=True)
+class RunResults:
+    """The run's manifest and sound results, read once for all its verifications (a record run has
+    thousands of result files; each verification compares with the same ones)."""
+
+    manifest: Manifest
+    done: dict[int, ResultRecord]
+
+    @classmethod
+    def read(cls, layout: RunLayout) -> "RunResults":
+        manifest = load_manifest(layout)
+        return cls(manifest, scan_results(layout, manifest).done)
+
+
+def check_verification(run: RunResults, shadow: RunLayout) -> tuple[VerificationPlan, list[Comparison]]:
     """Compare one verification's re-counts with the run's results as they are now (no writes)."""
-    manifest, plan = load_manifest(layout), load_verification_plan(shadow)
-    if plan.run_id != manifest.run_id:
-        raise UserError(f"{shadow.root}: a verification of run {plan.run_id}, not of {manifest.run_id}")
-    run = scan_results(layout, manifest).done
+    plan = load_verification_plan(shadow)
+    if plan.run_id != run.manifest.run_id:
+        raise UserError(f"{shadow.root}: a verification of run {plan.run_id}, not of {run.manifest.run_id}")
     recounts = scan_results(shadow, load_manifest(shadow)).done
-    return plan, [compare(run[p], recounts.get(p), plan.reflected) for p in plan.partitions if p in run]
+    return plan, [compare(run.done[p], recounts.get(p), plan.reflected) for p in plan.partitions if p in run.done]
 
 
-def verified(layout: RunLayout) -> Verified:
-    """Every verification of the run checked against its results (what `collect` and `report` print); a
-    damaged or foreign one is named, not trusted, and does not stop the others."""
-    manifest = load_manifest(layout)
+def verified(layout: RunLayout, run: RunResults | None = None) -> Verified:
+    """Every verification of the run checked against its results (what `collect` and `report` print; ``run``:
+    the results they have read already); a damaged or foreign one is named, not trusted, and does not stop
+    the others."""
+    run = run or RunResults.read(layout)
     checks, unreadable = [], {}
     for shadow in verifications(layout):
         try:
-            checks.append(check_verification(layout, shadow))
+            checks.append(check_verification(run, shadow))
         except UserError as exc:
             unreadable[shadow.root.name] = str(exc)
-    return Verified(manifest.num_partitions, checks, unreadable)
+    return Verified(run.manifest.num_partitions, checks, unreadable)
 
 
-def record_check(layout: RunLayout, shadow: RunLayout) -> tuple[VerificationPlan, list[Comparison]]:
+def record_check(run: RunResults, shadow: RunLayout) -> tuple[VerificationPlan, list[Comparison]]:
     """Compare, and record the comparison in the verification (who compared, where, when)."""
-    plan, comparisons = check_verification(layout, shadow)
+    plan, comparisons = check_verification(run, shadow)
     write_verification_check(shadow, VerificationCheck(plan.name, plan.run_id, comparisons,
                                                        TaskEnvironment.read().origin))
     return plan, comparisons

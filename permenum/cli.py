@@ -16,6 +16,7 @@ from permenum.errors import UserError
 from permenum.layout import RunLayout
 
 if TYPE_CHECKING:
+    from permenum.jobs.collect import Collected
     from permenum.jobs.environment import StopRequest
     from permenum.task_options import TaskOptions
 
@@ -176,13 +177,13 @@ def run_cmd(run: str, workers: int, device: str | None, kernel: str | None, coun
     sys.exit(_run_local(run, workers, _task_options(device, kernel, count_nodes, chunk_seconds)))
 
 
-def _print_verified(run: str) -> bool:
+def _print_verified(run: str, collected: "Collected") -> bool:
     """The verified fraction, where the run has verifications (`permenum verify`); False when one disagrees."""
     from permenum.cli_verify import verified_line
-    from permenum.jobs.verify import verified
+    from permenum.jobs.verify import RunResults, verified
 
-    v = verified(_layout(run))
-    if v.checks:
+    v = verified(_layout(run), RunResults(collected.manifest, {r.partition: r for r in collected.records}))
+    if v.checks or v.unreadable:
         (err if v.disagreeing else out).print(verified_line(v), markup=False)
     return not v.disagreeing
 
@@ -208,7 +209,7 @@ def _print_collect(run: str, show_ledger: bool = True) -> int:
         out.print(f"a verification: `permenum verify {_layout(run).root.parent.parent} --check --id "
                   f"{_layout(run).root.name}` compares it with the run", markup=False)
         return EXIT_INCOMPLETE if c.missing else 0
-    trusted = _print_verified(run)
+    trusted = _print_verified(run, c)
     if c.missing:
         err.print(f"[red]incomplete:[/red] {len(c.missing)} partitions have no result: {compact_ranges(c.missing)}")
         return EXIT_INCOMPLETE

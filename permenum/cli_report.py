@@ -33,7 +33,7 @@ def report(run: str, plot_file: str | None, by_model: bool) -> None:
     from permenum.ranges import compact_ranges
     from permenum.cli_verify import verified_line
     from permenum.jobs.report import build_report, plot_report
-    from permenum.jobs.verify import verified
+    from permenum.jobs.verify import RunResults, verified
 
     rep = build_report(RunLayout(Path(run)))
     c, m = rep.collected, rep.collected.manifest
@@ -49,8 +49,8 @@ def report(run: str, plot_file: str | None, by_model: bool) -> None:
     summary.add_column()
     summary.add_row("partitions", f"{len(rep.parts)}/{m.num_partitions} done, balanced by {rep.balance}")
     summary.add_row("total", f"{c.total} ({check})")
-    checks = verified(RunLayout(Path(run)))
-    summary.add_row("verified", verified_line(checks).removeprefix("verified: ") if checks.checks
+    checks = verified(RunLayout(Path(run)), RunResults(m, {r.partition: r for r in c.records}))
+    summary.add_row("verified", verified_line(checks).removeprefix("verified: ") if checks.checks or checks.unreadable
                     else "no verifications (`permenum verify RUN --sample F`)")
     mean = statistics.fmean(rep.seconds)
     summary.add_row("task time", f"min {lo:.3f} / median {med:.3f} / max {hi:.3f} / mean {mean:.3f} s")

@@ -143,15 +143,16 @@ def _submit(shadow: RunLayout, options: "TaskOptions", todo: list[int], throttle
 
 def _check(layout: RunLayout, shadows: list[RunLayout]) -> int:
     """Compare (and record) each verification; EXIT_DISAGREES when a partition disagrees."""
-    from permenum.jobs.verify import EXIT_DISAGREES, record_check
+    from permenum.jobs.verify import EXIT_DISAGREES, RunResults, record_check
 
     if not shadows:
         raise UserError(f"{layout.root} has no verifications yet (`permenum verify {layout.root} --sample F`)")
+    run = RunResults.read(layout)
     bad: list[int] = []
     unfinished = False
     for shadow in shadows:
         try:
-            plan, comparisons = record_check(layout, shadow)
+            plan, comparisons = record_check(run, shadow)
         except UserError as exc:  # one damaged verification does not hide the others
             err.print(f"verification {shadow.root.name} unreadable: {exc}", markup=False)
             unfinished = True

@@ -126,12 +126,13 @@ class QueensSearch:
         self.solved_at, self.least = zeros(dev, w, np.uint64), zeros(dev, w, np.uint32)
         cl.enqueue_fill_buffer(dev.queue, self.least, np.uint32(0xFFFFFFFF), 0, 4 * w)
         k["shuffle"](dev.queue, (w * n,), None, self.q, np.uint64(seed))
-        if self.segment == n:
+        if self.segment == n:  # one segment a walk: placed whole by one work-item
             k["place_walk"](dev.queue, (w,), None, self.q, self.d1, self.d2, np.uint64(seed))
-        placers = (w * -(-n // self.segment),)
-        for r in range(self.segment if self.segment < n else 0):
-            k["place"](dev.queue, placers, None, self.q, self.d1, self.d2, np.uint64(seed), np.uint32(r))
-            k["count"](dev.queue, placers, None, self.q, self.d1, self.d2, np.uint32(r))
+        else:  # segments side by side, a round per launch
+            placers = (w * -(-n // self.segment),)
+            for r in range(self.segment):
+                k["place"](dev.queue, placers, None, self.q, self.d1, self.d2, np.uint64(seed), np.uint32(r))
+                k["count"](dev.queue, placers, None, self.q, self.d1, self.d2, np.uint32(r))
         self.iterations = 0
 
     def _scan(self) -> int:

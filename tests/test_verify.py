@@ -189,3 +189,17 @@ def test_a_verification_is_counted_only_with_its_own_kernel(queens_run: Path, cl
     proc = cli("run", shadow)
     assert proc.returncode == 2 and f"count it with `permenum verify {queens_run} --id {shadow.name}`" in proc.stderr
     assert cli("verify", queens_run, "--id", shadow.name, check=True).returncode == 0
+
+
+def test_a_damaged_verification_is_named_and_the_others_still_count(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    run = tmp_path / "run"
+    cli("pool", "nqueens", "--n", 8, "--out", run, "-P", 2, check=True)
+    cli("run", run, "--device", "cpu", check=True)
+    cli("verify", run, "--partitions", "0", check=True)
+    (shadow,) = (run / "verify").iterdir()
+    plan = shadow / "verification.json"
+    plan.write_text(plan.read_text().replace('"partitions": [', '"partitions": [1, '))  # its seal no longer holds
+    collect = cli("collect", run, check=True)  # the count itself is still sound: exit 0
+    assert f"verification {shadow.name} unreadable" in collect.stdout and "verified: 0/2 partitions" in collect.stdout
+    check = cli("verify", run, "--check")
+    assert check.returncode == 1 and f"verification {shadow.name} unreadable" in check.stderr
