@@ -15,7 +15,7 @@ from permenum.solver.opencl import BatchCounts, DeviceContext, Staged, build_id,
 
 
 #: variant -> kernel function (costas.cl says what each does); retired variants: bench/NOTES.md
-_FUNCTIONS: dict[str, str] = {"dfs": "costas_dfs", "fc": "costas_fc"}
+_FUNCTIONS: dict[str, str] = {"dfs": "costas_dfs", "fc": "costas_fc", "fc2": "costas_fc2"}
 VARIANTS: tuple[str, ...] = tuple(_FUNCTIONS)
 
 
@@ -52,7 +52,7 @@ class CostasKernel:
         self.dev, self.n, self.count_nodes, self.capacity = dev, n, count_nodes, max(capacity, 1)
         self.variant = variant
         self.function = _FUNCTIONS[variant]
-        self.local = (wg or 64) if dev.ref.is_gpu or variant == "fc" else None
+        self.local = (wg or 64) if dev.ref.is_gpu or variant.startswith("fc") else None
         self.options = (f"-DNMAX={max(n, 1)}", f"-DCANONICAL={int(symmetry == 'canonical')}", f"-DWG={self.local or 64}",
                         *(["-DCOUNT_NODES"] if count_nodes else []), *build_options)
         self._kernels: dict[int, cl.Kernel] = {}
@@ -63,9 +63,9 @@ class CostasKernel:
         """The build for states of this depth: costas_fc's stack holds only the levels below it."""
         if depth < 1:
             raise ValueError("Costas states hold at least their first column")
-        key = min(depth, self.n - 1) if self.function == "costas_fc" else 0
+        key = min(depth, self.n - 1) if self.function.startswith("costas_fc") else 0
         if key not in self._kernels:
-            options = self.options + ((f"-DMIN_DEPTH={key}",) if self.function == "costas_fc" else ())
+            options = self.options + ((f"-DMIN_DEPTH={key}",) if self.function.startswith("costas_fc") else ())
             self._kernels[key] = cl.Kernel(self.dev.program("costas.cl", options), self.function)
             self.builds = (*self.builds, build_id("costas.cl", options))
         return self._kernels[key]

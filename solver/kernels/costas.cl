@@ -290,3 +290,149 @@ void costas_fc(const uint n_, const uint depth, const uint nstates,
         ahead[NE] = 0u;
     }
 }
+
+// back[e] where column k - e does not exist (65 below 2^32): its collinear row 2v + 65 is no row, and its
+// displacement bit (1 << (v + n - 1)) >> (SENT & 63 = 63) is 0, so no step needs to ask whether e <= k.
+#define SENT (0u - 65u)
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void costas_fc2(const uint n_, const uint depth, const uint nstates,
+               __global const uchar *prefixes, __global ulong *counts,
+               __global ulong *nodes, volatile __global uint *next,
+               __global uchar *found, volatile __global uint *nfound,
+               const uint capacity)
+{
+    const uint n = NMAX;
+    const uint full = n >= 32u ? 0xffffffffu : ((1u << n) - 1u);
+    __local uint s_cand[(NMAX - MIN_DEPTH) * WG];
+    __local uint s_ahead[TRI * WG];
+    const uint lane = get_local_id(0);
+    ulong D[NMAX];      // D[e], e = 1..NE
+    uint back[NMAX];    // back[e]: the row of column k - e
+    uint ahead[NMAX];   // ahead[e]: the domain of column k + e
+    uint cand = 0u, rows = 0u, k = depth, slot = 0u;  // slot: where level k's domains ahead are pushed
+    ulong cnt = 0, nd = 0;
+    uint i = 0xffffffffu;
+    for (;;) {
+        if (k >= depth && cand == 0u) {
+            if (k > depth) {  // pop: back to column k - 1, undoing its displacements
+                --k;
+                const uint v = back[1];
+#pragma unroll
+                for (uint e = 1; e < NE; ++e) back[e] = back[e + 1];
+                back[NE] = SENT;
+#pragma unroll
+                for (uint e = 1; e <= NE; ++e)
+                    D[e] ^= (1ul << (v + n - 1u)) >> back[e];
+                rows ^= 1u << v;
+                cand = SCAND(k);
+                slot -= n - 1u - k;
+                if (cand == 0u) continue;  // that level is used up too: pop again
+                __local const uint *top = s_ahead + slot * WG + lane;
+#pragma unroll
+                for (uint e = 1; e <= NE; ++e)
+                    if (e + k <= NE) ahead[e] = top[(e - 1u) * WG];
+            } else {  // this state is done: the next one
+                if (i != 0xffffffffu) {
+                    counts[i] = cnt;
+#ifdef COUNT_NODES
+                    nodes[i] = nd;
+#endif
+                }
+                i = atomic_inc(next);
+                if (i >= nstates) break;
+                cnt = 0;
+                nd = 1;
+                __global const uchar *pre = prefixes + (size_t)i * depth;
+                if (depth >= n) {  // a complete array
+                    cnt = 1;
+                    const uint s = atomic_inc(nfound);
+                    if (s < capacity)
+                        for (uint c = 0; c < n; ++c) found[s * n + c] = pre[c];
+                    continue;  // k = depth, cand = 0: done again at once
+                }
+                const uint p0 = pre[0];
+                rows = 0u;
+                k = 0u;
+                slot = 0u;
+#pragma unroll
+                for (uint e = 1; e <= NE; ++e) {
+                    D[e] = 0;
+                    back[e] = SENT;
+                    uint a = full;
+#if CANONICAL
+                    // rows 0 and n-1 only in columns p0..n-1-p0, the last column's row in p0..n-1-p0
+                    if (e < p0 || e > n - 1u - p0) a &= ~(1u | (1u << (n - 1u)));
+                    if (e == n - 1u) a &= (full >> p0) << p0 & (full >> p0);
+#endif
+                    ahead[e] = a;
+                }
+                cand = 1u << p0;
+            }
+        }
+        // take one row for column k: forced while replaying the prefix, else the lowest candidate
+        const uint v = k < depth ? (uint)prefixes[(size_t)i * depth + k] : 31u - clz(cand & (~cand + 1u));
+        const uint bit = 1u << v;
+        if ((cand & bit) == 0u) {  // the prefix dies under forward checking: nothing below it
+            k = depth;
+            cand = 0u;
+            continue;
+        }
+        cand ^= bit;
+        if (k == n - 1u) {  // a complete array (its domain already holds every rule)
+            ++cnt;
+            ++nd;
+            const uint s = atomic_inc(nfound);
+            if (s < capacity) {
+#pragma unroll
+                for (uint c = 0; c < NE; ++c) found[s * n + c] = (uchar)back[NE - c];
+                found[s * n + n - 1u] = (uchar)v;
+            }
+            continue;
+        }
+        // column k at row v: every domain ahead, the displacements, and whether the node lives
+        uint next_ahead[NMAX];
+        uint any = 0u;
+        uint least = 0xffffffffu;  // the smallest domain ahead as a number: 0 when one is empty
+        const uint s = n - 1u - v, v2 = 2u * v;
+#pragma unroll
+        for (uint e = 1; e <= NE; ++e) {
+            if (e + k > NE) continue;  // past the last column: no work (computing it anyway: order 20 +16%)
+            const uint c = v2 - back[e];  // the new displacement's own row: three dots equally spaced
+            const uint hit = bit | (c < n ? 1u << c : 0u);
+            const uint a = ahead[e] & ~((uint)(D[e] >> s) | hit);
+            next_ahead[e - 1] = a;
+            least = min(least, a);
+            any |= a;
+        }
+        const bool alive = least != 0u && ((full & ~(rows | bit)) & ~any) == 0u;  // and every free row a column
+        if (!alive) {
+            if (k < depth) {
+                k = depth;
+                cand = 0u;
+            }
+            continue;
+        }
+        if (k >= depth) {  // push level k (its candidates left and domains ahead)
+            ++nd;
+            SCAND(k) = cand;
+            __local uint *top = s_ahead + slot * WG + lane;
+#pragma unroll
+            for (uint e = 1; e <= NE; ++e)
+                if (e + k <= NE) top[(e - 1u) * WG] = ahead[e];
+            slot += n - 1u - k;
+        }
+        // and descend
+#pragma unroll
+        for (uint e = 1; e <= NE; ++e)
+            D[e] |= (1ul << (v + n - 1u)) >> back[e];
+        ++k;
+        rows |= bit;
+#pragma unroll
+        for (uint e = NE; e > 1; --e) back[e] = back[e - 1];
+        back[1] = v;
+        cand = next_ahead[0];
+#pragma unroll
+        for (uint e = 1; e < NE; ++e) ahead[e] = next_ahead[e];
+        ahead[NE] = 0u;
+    }
+}
