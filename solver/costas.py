@@ -15,14 +15,15 @@ from permenum.solver.opencl import BatchCounts, DeviceContext, Staged, build_id,
 
 
 #: variant -> kernel function (costas.cl says what each does); retired variants: bench/NOTES.md
-_FUNCTIONS: dict[str, str] = {"dfs": "costas_dfs", "fc": "costas_fc", "fc2": "costas_fc2"}
+_FUNCTIONS: dict[str, str] = {"dfs": "costas_dfs", "fc": "costas_fc"}
 VARIANTS: tuple[str, ...] = tuple(_FUNCTIONS)
+FC_MAX_N = 31  # costas_fc marks the columns past the last with bit 31 (order 32: dfs, by choice)
 
 
 def default_variant(dev: DeviceContext) -> str:
-    """fc on a GPU (H100, order 20: 22.6 s vs 32.6 s for the retired lds, itself 3.4x dfs there); dfs
-    elsewhere (PoCL, order 14: 1.22 s vs 1.49 s for fc, whose unrolled predicated loops suit SIMT lanes)."""
-    return "fc" if dev.ref.is_gpu else "dfs"
+    """fc on every device since its steps stopped asking whether a column exists (H100 order 20: 13.7 s vs
+    32.6 s for the retired lds, itself 3.4x dfs there; PoCL order 14: 0.83 s vs 1.23 s for dfs)."""
+    return "fc"
 
 
 class CostasKernel:
@@ -49,10 +50,12 @@ class CostasKernel:
                  variant: str | None = None, wg: int | None = None, build_options: tuple[str, ...] = ()):
         variant = variant or default_variant(dev)
         self.check(variant, symmetry)
+        if variant == "fc" and n > FC_MAX_N:
+            raise UserError(f"costas kernel fc serves orders up to {FC_MAX_N} (order {n}: use --kernel dfs)")
         self.dev, self.n, self.count_nodes, self.capacity = dev, n, count_nodes, max(capacity, 1)
         self.variant = variant
         self.function = _FUNCTIONS[variant]
-        self.local = (wg or 64) if dev.ref.is_gpu or variant.startswith("fc") else None
+        self.local = (wg or 64) if dev.ref.is_gpu or variant == "fc" else None
         self.options = (f"-DNMAX={max(n, 1)}", f"-DCANONICAL={int(symmetry == 'canonical')}", f"-DWG={self.local or 64}",
                         *(["-DCOUNT_NODES"] if count_nodes else []), *build_options)
         self._kernels: dict[int, cl.Kernel] = {}
@@ -63,9 +66,9 @@ class CostasKernel:
         """The build for states of this depth: costas_fc's stack holds only the levels below it."""
         if depth < 1:
             raise ValueError("Costas states hold at least their first column")
-        key = min(depth, self.n - 1) if self.function.startswith("costas_fc") else 0
+        key = min(depth, self.n - 1) if self.function == "costas_fc" else 0
         if key not in self._kernels:
-            options = self.options + ((f"-DMIN_DEPTH={key}",) if self.function.startswith("costas_fc") else ())
+            options = self.options + ((f"-DMIN_DEPTH={key}",) if self.function == "costas_fc" else ())
             self._kernels[key] = cl.Kernel(self.dev.program("costas.cl", options), self.function)
             self.builds = (*self.builds, build_id("costas.cl", options))
         return self._kernels[key]

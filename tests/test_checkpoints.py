@@ -164,7 +164,7 @@ def test_local_progress_counts_states_and_reaches_the_total(tmp_path: Path) -> N
     assert f"{states:,}/{states:,} states, 1/1 partitions" in screen.getvalue()
 
 
-@pytest.mark.parametrize("problem, n, kernel", [("nqueens", 14, None), ("costas", 11, None), ("costas", 11, "fc")])
+@pytest.mark.parametrize("problem, n, kernel", [("nqueens", 14, None), ("costas", 11, None), ("costas", 11, "dfs")])
 def test_refined_tasks_interrupted_after_every_chunk_stay_exact(tmp_path: Path, problem: str, n: int,
                                                                 kernel: str | None) -> None:
     """A coarse pool (fewer states than the device's launch wants) is refined chunk by chunk in the task

@@ -97,7 +97,7 @@ def test_every_welch_array_is_found(tmp_path: Path, cli, p: int) -> None:  # typ
 
 @pytest.mark.parametrize("symmetry", ["canonical", "none"])
 def test_both_kernels_agree_state_by_state(symmetry: str) -> None:
-    """dfs (the plain search, the CPU default) and fc (forward checking, the GPU default; the flow tests
+    """dfs (the plain search) and fc (forward checking, the default; the flow tests
     run the default only): per state the same counts and arrays, and the published totals; fc's nodes
     are a part of dfs's tree (it only prunes), fewer in all from order 8 on. n = 1: the prefix is
     complete; prefixes of several depths, down to one column, go through fc's replay and its per-depth

@@ -30,7 +30,7 @@ def test_chunk_ledger_folds_out_of_order_chunks_and_skips_them_on_resume() -> No
     assert ledger.complete and ledger.prefix.weighted == 8 and ledger.prefix.raw == 8
 
 
-CPU_DEFAULT = {"nqueens": "skip-soa", "costas": "dfs"}  # the variant each result must name
+CPU_DEFAULT = {"nqueens": "skip-soa", "costas": "fc"}  # the variant each result must name
 
 
 @pytest.mark.parametrize("problem, n, series", [("nqueens", 14, "nqueens_total"), ("costas", 12, "costas_total")])

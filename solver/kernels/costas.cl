@@ -1,12 +1,13 @@
 // Costas array completion: every work-item takes prefixes (columns 0..depth-1 placed) from a
 // global atomic counter and fills columns left to right.
 //
-//   costas_dfs  `dfs`: the plain search, the readable reference and the CPU default. For each distance
+//   costas_dfs  `dfs`: the plain search, the readable reference (and orders 32). For each distance
 //               d, used[d] is a 64-bit mask of the row differences p[j+d]-p[j] (offset by n-1) already
 //               present; the rows a new column k may take are the free rows minus, for every d,
 //               used[d] shifted by n-1-p[k-d]. Private arrays.
-//   costas_fc   `fc`: forward checking with the current level in registers, the GPU default (H100:
-//               order 20 22.6 s vs 32.6 s for the retired `lds`, bench/NOTES.md).
+//   costas_fc   `fc`: forward checking with the current level in registers, the default (H100: order 20
+//               13.7 s vs 32.6 s for the retired `lds`; PoCL order 14 0.83 s vs dfs 1.23 s; bench/NOTES.md).
+//               Orders up to 31.
 //
 // Build options: -DNMAX=<n>, -DCANONICAL=1 to search only arrays whose p[0] is the smallest of
 // their 8 edge offsets (the host weights them), -DCOUNT_NODES for the node-counting build, -DWG=<work-
@@ -135,9 +136,16 @@ __kernel void costas_dfs(const uint n, const uint depth, const uint nstates,
 // ahead has no row left or a free row no column. Orders 13-15 in C: 1.56x fewer placements than dfs and
 // 3.2x fewer nodes expanded at order 15; the row check is worth 1.4x on the H100 (bench/NOTES.md).
 // Everything a pass reads is in registers, indexed by compile-time distances e = 1..NMAX-1 (loops
-// unrolled, the build is for n == NMAX; n_ is unused): D[e] as one 64-bit mask (bit displacement + n-1),
-// back[e] the row of column k - e, ahead[e] the domain of column k + e. The loops run over every e with
-// predicates: leaving them early where e passes k or n-1-k made order 20 7% slower (24.2 s vs 22.6 s).
+// unrolled, the build is for n == NMAX; n_ is unused): D[e] as one 64-bit mask (bit displacement + n-1)
+// of the displacements among columns before k, back[e] the row of column k - e, ahead[e] the domain of
+// column k + e. No step asks whether a column exists (session 16, H100 order 20: 22.6 s -> 13.7 s):
+// - the new displacement at distance e is the one row 2v - back[e] (three dots equally spaced), so the
+//   check reads D[e] as it is and D[e] takes column k's displacements only when the node lives;
+// - back[e] of a column before 0 is SENT (63): its row 2v - 63 is no row and its bit (1 << (v+n-1)) >> 63
+//   is 0, so D[e] takes the same bits for every e;
+// - ahead[e] past column n-1 is BEYOND (bit 31, so n <= 31), which no step clears: such a column is never
+//   empty and covers no row, and a level's push may write all NMAX-1 slots (the deeper levels' slots are
+//   not live yet; the stack has NMAX-1 spare).
 // Only a push or a pop touches the stack in __local memory [slot][lane]: per level the candidates left
 // and the domains ahead. A pass pops (undoing one column's displacements) when its level is used up
 // and goes on to place a candidate in the same pass. A state's prefix is replayed through the same
@@ -151,7 +159,11 @@ __kernel void costas_dfs(const uint n, const uint depth, const uint nstates,
 #define NE (NMAX - 1)
 #define TRI ((NMAX - 1 - MIN_DEPTH) * (NMAX - MIN_DEPTH) / 2 + 1)
 #define SCAND(k) s_cand[((k) - MIN_DEPTH) * WG + lane]
-#define SAHEAD(s) s_ahead[(s) * WG + lane]
+#define SENT 63u
+#define BEYOND 0x80000000u
+#if NMAX > 31
+#error "costas_fc serves orders up to 31 (BEYOND is bit 31)"
+#endif
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void costas_fc(const uint n_, const uint depth, const uint nstates,
@@ -163,148 +175,7 @@ void costas_fc(const uint n_, const uint depth, const uint nstates,
     const uint n = NMAX;
     const uint full = n >= 32u ? 0xffffffffu : ((1u << n) - 1u);
     __local uint s_cand[(NMAX - MIN_DEPTH) * WG];
-    __local uint s_ahead[TRI * WG];
-    const uint lane = get_local_id(0);
-    ulong D[NMAX];      // D[e], e = 1..NE
-    uint back[NMAX];    // back[e]: the row of column k - e
-    uint ahead[NMAX];   // ahead[e]: the domain of column k + e
-    uint cand = 0u, rows = 0u, k = depth, slot = 0u;  // slot: where level k's domains ahead are pushed
-    ulong cnt = 0, nd = 0;
-    uint i = 0xffffffffu;
-    for (;;) {
-        if (k >= depth && cand == 0u) {
-            if (k > depth) {  // pop: back to column k - 1, undoing its displacements
-                --k;
-                const uint v = back[1];
-#pragma unroll
-                for (uint e = 1; e < NE; ++e) back[e] = back[e + 1];
-#pragma unroll
-                for (uint e = 1; e <= NE; ++e)
-                    if (e <= k) D[e] ^= 1ul << (v + n - 1u - back[e]);
-                rows ^= 1u << v;
-                cand = SCAND(k);
-                slot -= n - 1u - k;
-#pragma unroll
-                for (uint e = 1; e <= NE; ++e)
-                    if (e + k <= NE) ahead[e] = SAHEAD(slot + e - 1u);
-                if (cand == 0u) continue;  // that level is used up too: pop again
-            } else {  // this state is done: the next one
-                if (i != 0xffffffffu) {
-                    counts[i] = cnt;
-#ifdef COUNT_NODES
-                    nodes[i] = nd;
-#endif
-                }
-                i = atomic_inc(next);
-                if (i >= nstates) break;
-                cnt = 0;
-                nd = 1;
-                __global const uchar *pre = prefixes + (size_t)i * depth;
-                if (depth >= n) {  // a complete array
-                    cnt = 1;
-                    const uint s = atomic_inc(nfound);
-                    if (s < capacity)
-                        for (uint c = 0; c < n; ++c) found[s * n + c] = pre[c];
-                    continue;  // k = depth, cand = 0: done again at once
-                }
-                const uint p0 = pre[0];
-                rows = 0u;
-                k = 0u;
-                slot = 0u;
-#pragma unroll
-                for (uint e = 1; e <= NE; ++e) {
-                    D[e] = 0;
-                    back[e] = 0u;
-                    uint a = full;
-#if CANONICAL
-                    // rows 0 and n-1 only in columns p0..n-1-p0, the last column's row in p0..n-1-p0
-                    if (e < p0 || e > n - 1u - p0) a &= ~(1u | (1u << (n - 1u)));
-                    if (e == n - 1u) a &= (full >> p0) << p0 & (full >> p0);
-#endif
-                    ahead[e] = a;
-                }
-                cand = 1u << p0;
-            }
-        }
-        // take one row for column k: forced while replaying the prefix, else the lowest candidate
-        const uint v = k < depth ? (uint)prefixes[(size_t)i * depth + k] : 31u - clz(cand & (~cand + 1u));
-        const uint bit = 1u << v;
-        if ((cand & bit) == 0u) {  // the prefix dies under forward checking: nothing below it
-            k = depth;
-            cand = 0u;
-            continue;
-        }
-        cand ^= bit;
-        if (k == n - 1u) {  // a complete array (its domain already holds every rule)
-            ++cnt;
-            ++nd;
-            const uint s = atomic_inc(nfound);
-            if (s < capacity) {
-#pragma unroll
-                for (uint c = 0; c < NE; ++c) found[s * n + c] = (uchar)back[NE - c];
-                found[s * n + n - 1u] = (uchar)v;
-            }
-            continue;
-        }
-        // column k at row v: every domain ahead, the displacements, and whether the node lives
-        uint next_ahead[NMAX];
-        uint any = 0u;
-        bool alive = true;
-#pragma unroll
-        for (uint e = 1; e <= NE; ++e) {
-            if (e + k > NE) continue;  // past the last column: no work (computing it anyway: order 20 +16%)
-            const ulong d = D[e] | (e <= k ? 1ul << (v + n - 1u - back[e]) : 0ul);
-            const uint a = ahead[e] & ~(bit | (uint)(d >> (n - 1u - v)));
-            next_ahead[e - 1] = a;
-            alive = alive && a != 0u;
-            any |= a;
-        }
-        alive = alive && ((full & ~(rows | bit)) & ~any) == 0u;  // every free row still has a column
-        if (!alive) {
-            if (k < depth) {
-                k = depth;
-                cand = 0u;
-            }
-            continue;
-        }
-        if (k >= depth) {  // push level k (its candidates left and domains ahead)
-            ++nd;
-            SCAND(k) = cand;
-#pragma unroll
-            for (uint e = 1; e <= NE; ++e)
-                if (e + k <= NE) SAHEAD(slot + e - 1u) = ahead[e];
-            slot += n - 1u - k;
-        }
-        // and descend
-#pragma unroll
-        for (uint e = 1; e <= NE; ++e)
-            if (e <= k) D[e] |= 1ul << (v + n - 1u - back[e]);
-        ++k;
-        rows |= bit;
-#pragma unroll
-        for (uint e = NE; e > 1; --e) back[e] = back[e - 1];
-        back[1] = v;
-        cand = next_ahead[0];
-#pragma unroll
-        for (uint e = 1; e < NE; ++e) ahead[e] = next_ahead[e];
-        ahead[NE] = 0u;
-    }
-}
-
-// back[e] where column k - e does not exist (65 below 2^32): its collinear row 2v + 65 is no row, and its
-// displacement bit (1 << (v + n - 1)) >> (SENT & 63 = 63) is 0, so no step needs to ask whether e <= k.
-#define SENT (0u - 65u)
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void costas_fc2(const uint n_, const uint depth, const uint nstates,
-               __global const uchar *prefixes, __global ulong *counts,
-               __global ulong *nodes, volatile __global uint *next,
-               __global uchar *found, volatile __global uint *nfound,
-               const uint capacity)
-{
-    const uint n = NMAX;
-    const uint full = n >= 32u ? 0xffffffffu : ((1u << n) - 1u);
-    __local uint s_cand[(NMAX - MIN_DEPTH) * WG];
-    __local uint s_ahead[TRI * WG];
+    __local uint s_ahead[(TRI + NE) * WG];
     const uint lane = get_local_id(0);
     ulong D[NMAX];      // D[e], e = 1..NE
     uint back[NMAX];    // back[e]: the row of column k - e
@@ -396,10 +267,9 @@ void costas_fc2(const uint n_, const uint depth, const uint nstates,
         const uint s = n - 1u - v, v2 = 2u * v;
 #pragma unroll
         for (uint e = 1; e <= NE; ++e) {
-            if (e + k > NE) continue;  // past the last column: no work (computing it anyway: order 20 +16%)
             const uint c = v2 - back[e];  // the new displacement's own row: three dots equally spaced
-            const uint hit = bit | (c < n ? 1u << c : 0u);
-            const uint a = ahead[e] & ~((uint)(D[e] >> s) | hit);
+            const uint u = ((uint)(D[e] >> s) & full) | (c < n ? 1u << c : 0u);
+            const uint a = ahead[e] & ~(u | bit);
             next_ahead[e - 1] = a;
             least = min(least, a);
             any |= a;
@@ -418,7 +288,7 @@ void costas_fc2(const uint n_, const uint depth, const uint nstates,
             __local uint *top = s_ahead + slot * WG + lane;
 #pragma unroll
             for (uint e = 1; e <= NE; ++e)
-                if (e + k <= NE) top[(e - 1u) * WG] = ahead[e];
+                top[(e - 1u) * WG] = ahead[e];  // past the level's own slots: a deeper level's, not yet live
             slot += n - 1u - k;
         }
         // and descend
@@ -433,6 +303,6 @@ void costas_fc2(const uint n_, const uint depth, const uint nstates,
         cand = next_ahead[0];
 #pragma unroll
         for (uint e = 1; e < NE; ++e) ahead[e] = next_ahead[e];
-        ahead[NE] = 0u;
+        ahead[NE] = BEYOND;
     }
 }
