@@ -17,7 +17,7 @@ from permenum.solver.opencl import BatchCounts, DeviceContext, Staged, build_id,
 #: variant -> kernel function (costas.cl says what each does); retired variants: bench/NOTES.md
 _FUNCTIONS: dict[str, str] = {"dfs": "costas_dfs", "fc": "costas_fc"}
 VARIANTS: tuple[str, ...] = tuple(_FUNCTIONS)
-FC_MAX_N = 31  # costas_fc marks the columns past the last with bit 31 (order 32: dfs, by choice)
+FC_MAX_N = 31  # costas_fc marks the columns past the last with bit 31 (order 32: --kernel dfs)
 
 
 def default_variant(dev: DeviceContext) -> str:
