@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Costas kernel build options side by side on a GPU node, with what each becomes in SASS (issue 19):
-#   OUT=$OUT ORDERS="19 20" VARIANTS="fc fc2" OPTS="base;-DX=1" bash bench/costas_gpu.sh   # device, carry [".whl"]
+#   OUT=$OUT ORDERS="19 20" VARIANTS="fc dfs" OPTS="base;-DX=1" bash bench/costas_gpu.sh   # device, carry [".whl"]
 # Per variant and option set: bench/sass.py's registers, spills and opcode counts (order SASS_N, depth 5),
 # then one bench/costas_kernels.py row per order (kernel seconds, every array checked, exact totals).
 set -uo pipefail
