@@ -13,7 +13,7 @@ from permenum.jobs.local import run_local
 from permenum.layout import RunLayout
 from permenum.poolgen.generate import climb
 from permenum.poolgen.write import PoolSettings, write_pool
-from permenum.problems import get_problem
+from permenum.problems import StateBatch, get_problem
 from permenum.problems.costas_symmetry import is_costas, symmetries
 from permenum.solver.costas import VARIANTS, CostasKernel
 from permenum.solver.devices import select_devices
@@ -100,8 +100,8 @@ def test_both_kernels_agree_state_by_state(symmetry: str) -> None:
     """dfs (the plain search) and fc (forward checking, the default; the flow tests
     run the default only): per state the same counts and arrays, and the published totals; fc's nodes
     are a part of dfs's tree (it only prunes), fewer in all from order 8 on. n = 1: the prefix is
-    complete; prefixes of several depths, down to one column, go through fc's replay and its per-depth
-    builds."""
+    complete; prefixes of several depths, down to one column, go through fc's start from a prefix and
+    its per-depth builds."""
     dev = device_context(select_devices(None)[0])
     problem = get_problem("costas")
     assert VARIANTS == ("dfs", "fc")
@@ -118,6 +118,26 @@ def test_both_kernels_agree_state_by_state(symmetry: str) -> None:
             tally = problem.tally(ladder.states, o.counts, o.solutions, symmetry)
             assert tally.weighted == published("costas_total", n), (kernel, n)
             assert tally.classes == published("costas_classes", n), (kernel, n)
+
+
+@pytest.mark.parametrize("symmetry", ["canonical", "none"])
+def test_fc_counts_nothing_below_a_prefix_the_search_could_not_place(symmetry: str) -> None:
+    """fc builds a state's domains from its prefix without replaying it: every 4-tuple of rows at order 8
+    (repeated rows, repeated displacements, edge rows out of place, prefixes forward checking kills) counts
+    0 and yields no array, except the host's own states, which count what dfs counts for them."""
+    dev = device_context(select_devices(None)[0])
+    problem, n = get_problem("costas"), 8
+    tuples = np.stack(np.meshgrid(*[np.arange(n, dtype=np.uint8)] * 4, indexing="ij"), axis=-1).reshape(-1, 4)
+    states = StateBatch(tuples, np.ones(len(tuples), np.uint8))
+    fc = CostasKernel(dev, n, symmetry, variant="fc")(states)
+    host = problem.expand(n, problem.expand(n, problem.expand(n, problem.root(n, symmetry), symmetry), symmetry),
+                          symmetry)
+    dfs = CostasKernel(dev, n, symmetry, variant="dfs")(host)
+    index = {tuple(row): i for i, row in enumerate(host.prefix.tolist())}
+    expected = np.array([dfs.counts[index[t]] if t in index else 0 for t in map(tuple, tuples.tolist())])
+    assert np.array_equal(fc.counts, expected)
+    assert expected.sum() > 0 and np.count_nonzero(expected) < len(tuples) // 10
+    assert sorted(map(tuple, fc.solutions.tolist())) == sorted(map(tuple, dfs.solutions.tolist()))
 
 
 def test_kernel_loses_no_array_when_the_output_overflows() -> None:

@@ -6,8 +6,8 @@
 //               present; the rows a new column k may take are the free rows minus, for every d,
 //               used[d] shifted by n-1-p[k-d]. Private arrays.
 //   costas_fc   `fc`: forward checking with the current level in registers, the default (H100: order 20
-//               13.7 s vs 32.6 s for the retired `lds`; PoCL order 14 0.83 s vs dfs 1.23 s; bench/NOTES.md).
-//               Orders up to 31.
+//               9.24 s vs 32.6 s for the retired `lds`; PoCL order 14 0.79 s vs dfs 1.20 s; bench/NOTES.md).
+//               Orders up to 31; one build per state depth (-DMIN_DEPTH).
 //
 // Build options: -DNMAX=<n>, -DCANONICAL=1 to search only arrays whose p[0] is the smallest of
 // their 8 edge offsets (the host weights them), -DCOUNT_NODES for the node-counting build, -DWG=<work-
@@ -135,28 +135,33 @@ __kernel void costas_dfs(const uint n, const uint depth, const uint nstates,
 // new dot and one closing a parallelogram with it are the same rows) -- and kills the node when a column
 // ahead has no row left or a free row no column. Orders 13-15 in C: 1.56x fewer placements than dfs and
 // 3.2x fewer nodes expanded at order 15; the row check is worth 1.4x on the H100 (bench/NOTES.md).
-// Everything a pass reads is in registers, indexed by compile-time distances e = 1..NMAX-1 (loops
-// unrolled, the build is for n == NMAX; n_ is unused): D[e] as one 64-bit mask (bit displacement + n-1)
-// of the displacements among columns before k, back[e] the row of column k - e, ahead[e] the domain of
-// column k + e. No step asks whether a column exists (session 16, H100 order 20: 22.6 s -> 13.7 s):
+// Everything a pass reads is in registers, indexed by compile-time distances e = 1..NE (loops unrolled,
+// the build is for n == NMAX and one state depth d == MIN_DEPTH; n_ is unused): D[e] as one 64-bit mask
+// (bit displacement + n-1) of the displacements among columns before k, back[e] the row of column k - e,
+// ahead[e] the domain of column k + e. A state's search places columns d..n-1, so no column is more than
+// NE = n-1-d ahead of the one being placed: a pass looks at NE distances, not n-1 (session 17). No step
+// asks whether a column exists (session 16, H100 order 20: 22.6 s -> 13.7 s):
 // - the new displacement at distance e is the one row 2v - back[e] (three dots equally spaced), so the
 //   check reads D[e] as it is and D[e] takes column k's displacements only when the node lives;
 // - back[e] of a column before 0 is SENT (63): its row 2v - 63 is no row and its bit (1 << (v+n-1)) >> 63
 //   is 0, so D[e] takes the same bits for every e;
 // - ahead[e] past column n-1 is BEYOND (bit 31, so n <= 31), which no step clears: such a column is never
-//   empty and covers no row, and a level's push may write all NMAX-1 slots (the deeper levels' slots are
-//   not live yet; the stack has NMAX-1 spare).
+//   empty and covers no row, and a level's push may write all NE slots (the deeper levels' slots are
+//   not live yet; the stack has NE spare).
+// D[NE] is read only at level d (column d + NE is the last), so no step below d changes it; a pop takes
+// back[NE], the row of a prefix column, from the prefix kept in __local memory.
 // Only a push or a pop touches the stack in __local memory [slot][lane]: per level the candidates left
 // and the domains ahead. A pass pops (undoing one column's displacements) when its level is used up
-// and goes on to place a candidate in the same pass. A state's prefix is replayed through the same
-// pass (forced rows), so one code path builds and searches; a prefix that forward checking kills
-// counts 0. Nodes (COUNT_NODES) are 1 + the placements below the prefix that live: fewer than dfs's.
-// Levels above the state's depth are never popped: the stack holds levels MIN_DEPTH..n-2 only (a
-// build per depth, -DMIN_DEPTH=<depth>), (n-1-d)(n-d)/2 domains a lane.
+// and goes on to place a candidate in the same pass. A state starts at level d with its domains made
+// from its prefix (what forward checking along the prefix leaves: the rows that repeat none of its
+// displacements), in unrolled code; a prefix with a repeated row or displacement, an edge row out of
+// place, or that forward checking kills, counts 0. Nodes (COUNT_NODES) are 1 + the
+// placements below the prefix that live: fewer than dfs's. The stack holds levels d..n-2 only,
+// (n-1-d)(n-d)/2 domains a lane.
 #ifndef MIN_DEPTH
 #define MIN_DEPTH 1
 #endif
-#define NE (NMAX - 1)
+#define NE (NMAX - 1 - MIN_DEPTH > 0 ? NMAX - 1 - MIN_DEPTH : 1)
 #define TRI ((NMAX - 1 - MIN_DEPTH) * (NMAX - MIN_DEPTH) / 2 + 1)
 #define SCAND(k) s_cand[((k) - MIN_DEPTH) * WG + lane]
 #define SENT 63u
@@ -164,6 +169,18 @@ __kernel void costas_dfs(const uint n, const uint depth, const uint nstates,
 #if NMAX > 31
 #error "costas_fc serves orders up to 31 (BEYOND is bit 31)"
 #endif
+
+// The rows column j may take in a canonical search, p0 the row of column 0: rows 0 and n-1 only in
+// columns p0..n-1-p0, the last column's row in p0..n-1-p0.
+static uint fc_edge_rows(const uint n, const uint j, const uint p0, const uint full)
+{
+    uint a = full;
+#if CANONICAL
+    if (j < p0 || j > n - 1u - p0) a &= ~(1u | (1u << (n - 1u)));
+    if (j == n - 1u) a &= (full >> p0) << p0 & (full >> p0);
+#endif
+    return a;
+}
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void costas_fc(const uint n_, const uint depth, const uint nstates,
@@ -176,23 +193,25 @@ void costas_fc(const uint n_, const uint depth, const uint nstates,
     const uint full = n >= 32u ? 0xffffffffu : ((1u << n) - 1u);
     __local uint s_cand[(NMAX - MIN_DEPTH) * WG];
     __local uint s_ahead[(TRI + NE) * WG];
+    __local uchar s_pre[MIN_DEPTH * WG];  // the state's prefix [column][lane]: back[NE] after a pop
     const uint lane = get_local_id(0);
-    ulong D[NMAX];      // D[e], e = 1..NE
-    uint back[NMAX];    // back[e]: the row of column k - e
-    uint ahead[NMAX];   // ahead[e]: the domain of column k + e
+    ulong D[NE + 1];      // D[e], e = 1..NE
+    uint back[NE + 1];    // back[e]: the row of column k - e
+    uint ahead[NE + 1];   // ahead[e]: the domain of column k + e
     uint cand = 0u, rows = 0u, k = depth, slot = 0u;  // slot: where level k's domains ahead are pushed
     ulong cnt = 0, nd = 0;
     uint i = 0xffffffffu;
+    __global const uchar *pre = prefixes;
     for (;;) {
-        if (k >= depth && cand == 0u) {
+        if (cand == 0u) {
             if (k > depth) {  // pop: back to column k - 1, undoing its displacements
                 --k;
                 const uint v = back[1];
 #pragma unroll
                 for (uint e = 1; e < NE; ++e) back[e] = back[e + 1];
-                back[NE] = SENT;
+                back[NE] = k >= NE ? (uint)s_pre[(k - NE) * WG + lane] : SENT;
 #pragma unroll
-                for (uint e = 1; e <= NE; ++e)
+                for (uint e = 1; e < NE; ++e)
                     D[e] ^= (1ul << (v + n - 1u)) >> back[e];
                 rows ^= 1u << v;
                 cand = SCAND(k);
@@ -201,7 +220,7 @@ void costas_fc(const uint n_, const uint depth, const uint nstates,
                 __local const uint *top = s_ahead + slot * WG + lane;
 #pragma unroll
                 for (uint e = 1; e <= NE; ++e)
-                    if (e + k <= NE) ahead[e] = top[(e - 1u) * WG];
+                    if (e + k <= n - 1u) ahead[e] = top[(e - 1u) * WG];
             } else {  // this state is done: the next one
                 if (i != 0xffffffffu) {
                     counts[i] = cnt;
@@ -213,7 +232,7 @@ void costas_fc(const uint n_, const uint depth, const uint nstates,
                 if (i >= nstates) break;
                 cnt = 0;
                 nd = 1;
-                __global const uchar *pre = prefixes + (size_t)i * depth;
+                pre = prefixes + (size_t)i * depth;
                 if (depth >= n) {  // a complete array
                     cnt = 1;
                     const uint s = atomic_inc(nfound);
@@ -221,33 +240,66 @@ void costas_fc(const uint n_, const uint depth, const uint nstates,
                         for (uint c = 0; c < n; ++c) found[s * n + c] = pre[c];
                     continue;  // k = depth, cand = 0: done again at once
                 }
-                const uint p0 = pre[0];
+                // level d: the prefix's rows, displacements and the domains it leaves, unrolled (d is
+                // MIN_DEPTH): no loop in a pass (PoCL runs a pass for all work-items in step only then)
+                uint pp[MIN_DEPTH];     // the prefix
+                ulong dall[MIN_DEPTH];  // dall[t]: its displacements at distance t, t = 1..d-1
+                bool ok = true;         // a prefix the search could have placed
                 rows = 0u;
-                k = 0u;
-                slot = 0u;
+#pragma unroll
+                for (uint c = 0; c < MIN_DEPTH; ++c) {
+                    const uint v = pre[c];
+                    pp[c] = v;
+                    s_pre[c * WG + lane] = (uchar)v;
+                    ok = ok && v < n && (rows >> v & 1u) == 0u && (fc_edge_rows(n, c, pp[0], full) >> v & 1u);
+                    rows |= 1u << (v & 31u);
+                }
+#pragma unroll
+                for (uint t = 1; t < MIN_DEPTH; ++t) {
+                    ulong m = 0;
+#pragma unroll
+                    for (uint a = 0; a + t < MIN_DEPTH; ++a) {
+                        const ulong b = 1ul << ((pp[a + t] - pp[a] + n - 1u) & 63u);
+                        ok = ok && (m & b) == 0;
+                        m |= b;
+                    }
+                    dall[t] = m;
+                }
+                // column d + e: the free rows, minus p[i] + every displacement at distance d + e - i
+                uint least = 0xffffffffu, any = 0u;
+#pragma unroll
+                for (uint e = 0; e <= NE; ++e) {
+                    const uint j = MIN_DEPTH + e;
+                    uint a = BEYOND;
+                    if (j < NMAX) {
+                        uint forbidden = rows;
+#pragma unroll
+                        for (uint i = 0; i < MIN_DEPTH; ++i)
+                            if (j - i < MIN_DEPTH) forbidden |= (uint)(dall[j - i] >> ((n - 1u - pp[i]) & 63u));
+                        a = fc_edge_rows(n, j, pp[0], full) & ~forbidden;
+                    }
+                    least = min(least, a);
+                    any |= a;
+                    if (e == 0u)
+                        cand = a;
+                    else
+                        ahead[e] = a;
+                }
 #pragma unroll
                 for (uint e = 1; e <= NE; ++e) {
-                    D[e] = 0;
-                    back[e] = SENT;
-                    uint a = full;
-#if CANONICAL
-                    // rows 0 and n-1 only in columns p0..n-1-p0, the last column's row in p0..n-1-p0
-                    if (e < p0 || e > n - 1u - p0) a &= ~(1u | (1u << (n - 1u)));
-                    if (e == n - 1u) a &= (full >> p0) << p0 & (full >> p0);
-#endif
-                    ahead[e] = a;
+                    back[e] = e <= MIN_DEPTH ? pp[MIN_DEPTH - e] : SENT;
+                    D[e] = e < MIN_DEPTH ? dall[e] : 0ul;
                 }
-                cand = 1u << p0;
+                k = depth;
+                slot = 0u;
+                if (!ok || least == 0u || (full & ~rows & ~any) != 0u)
+                    cand = 0u;  // nothing below it: done at the next pass
+                continue;
             }
         }
-        // take one row for column k: forced while replaying the prefix, else the lowest candidate
-        const uint v = k < depth ? (uint)prefixes[(size_t)i * depth + k] : 31u - clz(cand & (~cand + 1u));
+        // take the lowest candidate for column k
+        const uint v = 31u - clz(cand & (~cand + 1u));
         const uint bit = 1u << v;
-        if ((cand & bit) == 0u) {  // the prefix dies under forward checking: nothing below it
-            k = depth;
-            cand = 0u;
-            continue;
-        }
         cand ^= bit;
         if (k == n - 1u) {  // a complete array (its domain already holds every rule)
             ++cnt;
@@ -255,13 +307,16 @@ void costas_fc(const uint n_, const uint depth, const uint nstates,
             const uint s = atomic_inc(nfound);
             if (s < capacity) {
 #pragma unroll
-                for (uint c = 0; c < NE; ++c) found[s * n + c] = (uchar)back[NE - c];
+                for (uint c = 0; c < MIN_DEPTH; ++c) found[s * n + c] = pre[c];
+#pragma unroll
+                for (uint e = 1; e <= NE; ++e)
+                    if (e + MIN_DEPTH < NMAX) found[s * n + n - 1u - e] = (uchar)back[e];
                 found[s * n + n - 1u] = (uchar)v;
             }
             continue;
         }
         // column k at row v: every domain ahead, the displacements, and whether the node lives
-        uint next_ahead[NMAX];
+        uint next_ahead[NE + 1];
         uint any = 0u;
         uint least = 0xffffffffu;  // the smallest domain ahead as a number: 0 when one is empty
         const uint s = n - 1u - v, v2 = 2u * v;
@@ -275,25 +330,18 @@ void costas_fc(const uint n_, const uint depth, const uint nstates,
             any |= a;
         }
         const bool alive = least != 0u && ((full & ~(rows | bit)) & ~any) == 0u;  // and every free row a column
-        if (!alive) {
-            if (k < depth) {
-                k = depth;
-                cand = 0u;
-            }
-            continue;
-        }
-        if (k >= depth) {  // push level k (its candidates left and domains ahead)
-            ++nd;
-            SCAND(k) = cand;
-            __local uint *top = s_ahead + slot * WG + lane;
-#pragma unroll
-            for (uint e = 1; e <= NE; ++e)
-                top[(e - 1u) * WG] = ahead[e];  // past the level's own slots: a deeper level's, not yet live
-            slot += n - 1u - k;
-        }
-        // and descend
+        if (!alive) continue;
+        // push level k (its candidates left and domains ahead)
+        ++nd;
+        SCAND(k) = cand;
+        __local uint *top = s_ahead + slot * WG + lane;
 #pragma unroll
         for (uint e = 1; e <= NE; ++e)
+            top[(e - 1u) * WG] = ahead[e];  // past the level's own slots: a deeper level's, not yet live
+        slot += n - 1u - k;
+        // and descend (D[NE] is read at level d only)
+#pragma unroll
+        for (uint e = 1; e < NE; ++e)
             D[e] |= (1ul << (v + n - 1u)) >> back[e];
         ++k;
         rows |= bit;
