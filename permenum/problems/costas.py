@@ -1,8 +1,10 @@
 """Costas arrays: columns filled left to right; a state is a placed prefix with no repeated displacement.
 
 Symmetry "canonical" (default): the 8 symmetries of the square act on Costas arrays; only arrays
-whose p[0] equals the smallest of their 8 edge offsets are searched (about one eighth of the
-tree). "none" searches all. In both modes the host counts each symmetry class once, at its
+whose p[0] equals the smallest of their 8 edge offsets are searched, and of those with a corner dot
+(p[0] = 0) only the ones no larger than their transpose at column 1 (costas_symmetry.is_canonical;
+left to right this searches about a quarter of the tree, not an eighth: bench/NOTES.md). "none"
+searches all. In both modes the host counts each symmetry class once, at its
 representative (the smallest of its 8 images, which the canonical search always finds), as the
 class's size: every partition's counts are whole numbers (costas_symmetry.class_share). States
 carry weight 1; the kernel reports every array it finds, and all of them are stored.
@@ -73,6 +75,8 @@ class Displacements:
             allowed = np.where(col_ok, allowed, allowed & ~np.uint64(1 | 1 << (n - 1)))
             if k == n - 1:  # the last column's row is an edge offset too: only rows p0..n-1-p0
                 allowed &= ((one << (np.uint64(n) - p0)) - one) & ~((one << p0) - one)
+            if k >= 2:  # a corner array no larger than its transpose: row 1 not in columns 2..p[1]-1
+                allowed = np.where((p0 == 0) & (p[:, 1] > k), allowed & ~np.uint64(2), allowed)
         return allowed.astype(np.uint32)
 
 

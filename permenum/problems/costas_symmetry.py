@@ -53,8 +53,9 @@ def edge_offsets(p: Sequence[int]) -> list[int]:
 
 
 def is_canonical(p: Sequence[int]) -> bool:
-    """Whether the canonical search (p[0] the smallest edge offset) finds p."""
-    return p[0] == min(edge_offsets(p))
+    """Whether the canonical search finds p: p[0] the smallest edge offset and, with a corner dot, row 1
+    in no column 2..p[1]-1 (p no larger than its transpose at column 1). Every representative is."""
+    return p[0] == min(edge_offsets(p)) and not (len(p) > 2 and p[0] == 0 and 2 <= inverse(p)[1] < p[1])
 
 
 def representative(p: Sequence[int]) -> Perm:

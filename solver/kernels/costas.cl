@@ -27,11 +27,13 @@
 #define CAND(k) cand[k]
 #define USED(d) used[d]
 // The rows column k may take: free rows, minus every used difference shifted to this column,
-// minus (canonical search) the edge rows where p[0] would not be the smallest edge offset.
+// minus (canonical search) the edge rows where p[0] would not be the smallest edge offset, and row 1
+// where a corner array would be larger than its transpose (a state that holds column 1).
 #if CANONICAL
 #define CANONICAL_MASK(k, c)                                                       \
     if ((uint)(k) < p0 || (uint)(k) > n - 1u - p0) c &= ~(1u | (1u << (n - 1u))); \
-    if ((uint)(k) == n - 1u) c &= mid_rows;
+    if ((uint)(k) == n - 1u) c &= mid_rows;                                        \
+    if (p0 == 0u && depth >= 2u && (uint)(k) >= 2u && (uint)(k) < P(1)) c &= ~2u;
 #else
 #define CANONICAL_MASK(k, c)
 #endif
@@ -170,14 +172,16 @@ __kernel void costas_dfs(const uint n, const uint depth, const uint nstates,
 #error "costas_fc serves orders up to 31 (BEYOND is bit 31)"
 #endif
 
-// The rows column j may take in a canonical search, p0 the row of column 0: rows 0 and n-1 only in
-// columns p0..n-1-p0, the last column's row in p0..n-1-p0.
-static uint fc_edge_rows(const uint n, const uint j, const uint p0, const uint full)
+// The rows column j may take in a canonical search, p0 and p1 the rows of columns 0 and 1 (p1 = 0: not
+// placed): rows 0 and n-1 only in columns p0..n-1-p0, the last column's row in p0..n-1-p0; with a corner
+// dot (p0 = 0), row 1 not in columns 2..p1-1 (the array would be larger than its transpose).
+static uint fc_edge_rows(const uint n, const uint j, const uint p0, const uint p1, const uint full)
 {
     uint a = full;
 #if CANONICAL
     if (j < p0 || j > n - 1u - p0) a &= ~(1u | (1u << (n - 1u)));
     if (j == n - 1u) a &= (full >> p0) << p0 & (full >> p0);
+    if (p0 == 0u && j >= 2u && j < p1) a &= ~2u;
 #endif
     return a;
 }
@@ -245,13 +249,14 @@ void costas_fc(const uint n_, const uint depth, const uint nstates,
                 uint pp[MIN_DEPTH];     // the prefix
                 ulong dall[MIN_DEPTH];  // dall[t]: its displacements at distance t, t = 1..d-1
                 bool ok = true;         // a prefix the search could have placed
+                const uint p1 = MIN_DEPTH >= 2 ? (uint)pre[1] : 0u;  // 0: not placed
                 rows = 0u;
 #pragma unroll
                 for (uint c = 0; c < MIN_DEPTH; ++c) {
                     const uint v = pre[c];
                     pp[c] = v;
                     s_pre[c * WG + lane] = (uchar)v;
-                    ok = ok && v < n && (rows >> v & 1u) == 0u && (fc_edge_rows(n, c, pp[0], full) >> v & 1u);
+                    ok = ok && v < n && (rows >> v & 1u) == 0u && (fc_edge_rows(n, c, pp[0], c >= 2u ? p1 : 0u, full) >> v & 1u);
                     rows |= 1u << (v & 31u);
                 }
 #pragma unroll
@@ -276,7 +281,7 @@ void costas_fc(const uint n_, const uint depth, const uint nstates,
 #pragma unroll
                         for (uint i = 0; i < MIN_DEPTH; ++i)
                             if (j - i < MIN_DEPTH) forbidden |= (uint)(dall[j - i] >> ((n - 1u - pp[i]) & 63u));
-                        a = fc_edge_rows(n, j, pp[0], full) & ~forbidden;
+                        a = fc_edge_rows(n, j, pp[0], p1, full) & ~forbidden;
                     }
                     least = min(least, a);
                     any |= a;
