@@ -2,7 +2,8 @@
 //   gcc -O2 -march=native -o /tmp/costas_ref bench/costas_ref.c && /tmp/costas_ref 15 [fc]
 // Columns left to right, 8-fold symmetry as the kernels have it (p[0] the smallest of the 8 edge
 // offsets: p[0] <= (n-1)/2, rows 0 and n-1 only in columns p[0]..n-1-p[0], the last column's row in
-// p[0]..n-1-p[0]), displacements per distance as 64-bit masks. Plain: the next column's rows from one
+// p[0]..n-1-p[0]; with a corner dot, row 1 not in columns 2..p[1]-1), displacements per distance as
+// 64-bit masks. Plain: the next column's rows from one
 // pass over the distances (what costas_dfs does). With "fc": every future column's domain kept per
 // level and the node dropped when a column or a free row has nothing left (what costas_fc does).
 // Prints the placements tried and the arrays found by the canonical search (not the total: the host
@@ -30,6 +31,13 @@ static u32 canonical(int k, u32 c)
     return c;
 }
 
+// A corner array no larger than its transpose: with p[0] = 0, row 1 not in columns 2..p[1]-1 (once
+// column 1 is placed).
+static u32 transposed(int k, u32 c)
+{
+    return p0 == 0 && k >= 2 && k < p[1] ? c & ~2u : c;
+}
+
 static int fc;
 
 // Column k's candidates m: each placed, then the next column searched (plain or forward checking).
@@ -55,13 +63,14 @@ static void search(int k, u32 m)
                 pk = q;
             }
             rows |= bit;
-            search(k + 1, canonical(k + 1, c));
+            search(k + 1, transposed(k + 1, canonical(k + 1, c)));
             rows ^= bit;
         } else {
             for (int d = 1; d <= k; ++d) D[d] ^= 1ull << (v - p[k - d] + n - 1);
             u32 any = 0, dead = 0;
             for (int j = k + 1; j < n; ++j) {  // every column ahead narrowed at once
                 u32 x = dom[k][j] & ~bit & ~(u32)(D[j - k] >> (n - 1 - v));
+                if (k == 1) x = transposed(j, x);
                 dom[k + 1][j] = x;
                 dead |= x == 0;
                 any |= x;

@@ -97,9 +97,11 @@ class Costas(Problem):
     counts_classes = True
     search_max_n = 64  # search_costas.cl: 2n - 1 displacements in two 64-bit words
     reports_solutions = True  # every array found is stored (solutions/), checked and listed by `arrays`
-    # a refined launch: heavy, uneven states need a few per lane against the tail (H100, Costas 19: 4
-    # launches of 0.1-0.3 M states, 1 per lane, took 9.98 s of kernel where one of 0.27 M took 7.49 s)
-    states_per_lane = 4
+    # a refined launch: heavy, uneven states need several per lane against the tail (H100, Costas 19: 4
+    # launches of 0.1-0.3 M states, 1 per lane, took 9.98 s of kernel where one of 0.27 M took 7.49 s),
+    # and fc's pass is shorter on deeper states (n-1-depth distances): `enumerate costas 21 --device gpu`
+    # on the H100 took 47.8 s whole with 4 a lane, 47.0 with 16, 44.8 with 64 (order 20: 13.1 / 11.5 / 11.5)
+    states_per_lane = 64
 
     def is_solution(self, solution: list[int]) -> bool:
         return is_costas(solution)
