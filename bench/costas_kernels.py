@@ -92,6 +92,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="timed launches per row (the fastest is shown)")
     ap.add_argument("--nodes", action="store_true", help="also count nodes (a separate build)")
     ap.add_argument("--fit-from", type=int, default=17, help="first order of the growth fit (smaller ones: noise)")
+    ap.add_argument("--split", type=int, default=None, help="fc: columns each state's children take in the kernel")
     ap.add_argument("--budget", type=float, default=float("inf"), help="skip a variant's larger orders past S s")
     args = ap.parse_args()
     dev = device_context(select_devices(args.device)[0])
@@ -113,7 +114,7 @@ def main() -> None:
             variant, _, wg = spec.partition(":")
             options = tuple(args.options)
             kernel = CostasKernel(dev, n, args.symmetry, variant=variant, wg=int(wg) if wg else None,
-                                  build_options=options + verbose)
+                                  build_options=options + verbose, split=args.split)
             if n == args.orders[0]:
                 console.print(f"{spec}: {build_note(dev, kernel.kernel_for(ladder.depth))}", highlight=False)
             runs = [kernel(ladder.states) for _ in range(args.repeat)]
@@ -122,7 +123,7 @@ def main() -> None:
             nodes = None
             if args.nodes:
                 out = CostasKernel(dev, n, args.symmetry, count_nodes=True, variant=variant, wg=int(wg) if wg else None,
-                                   build_options=options)(ladder.states)
+                                   build_options=options, split=args.split)(ladder.states)
                 nodes = int(np.sum(out.nodes, dtype=np.uint64))
             exact = tally.weighted == known("costas_total", n) and tally.classes == known("costas_classes", n)
             if exact:

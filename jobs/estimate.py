@@ -105,17 +105,22 @@ def estimate(problem_name: str, n: int, device: str | None, sample_seconds: floa
     dev = device_context(ref)
     solver = RefiningSolver(lambda depth: make_solver(problem.name, dev, n, depth, kernel, symmetry, False),
                             variant_for(problem.name, dev, kernel), problem, n, symmetry,
-                            problem.states_per_lane * device_lanes(ref), dev.launching)
+                            (problem.sample_states_per_lane or problem.states_per_lane) * device_lanes(ref),
+                            dev.launching)
     result = Estimate(problem.name, n, symmetry, ref.label, len(states), states.depth,
                       float(np.sum(costs, dtype=np.float64)))
     order = np.random.default_rng(seed).permutation(len(states))
     budget = max_fraction * result.estimated_total
     taken, size = 0, max(1, len(states) // 1024)
     while taken < len(states) and result.sample_seconds < sample_seconds:
-        rows = np.sort(order[taken:taken + size])  # tree order inside the block, as in a partition
+        picked = order[taken:taken + size]
+        if result.blocks:  # the last block takes what the budget has left (a larger launch: a truer rate)
+            left = budget - sum(b.estimated for b in result.blocks)
+            picked = picked[:int(np.searchsorted(np.cumsum(costs[picked], dtype=np.float64), left, "right"))]
+            if len(picked) == 0:
+                break
+        rows = np.sort(picked)  # tree order inside the block, as in a partition
         estimated = float(np.sum(costs[rows], dtype=np.float64))
-        if result.blocks and sum(b.estimated for b in result.blocks) + estimated > budget:
-            break
         out = solver.count(solver.refine(states.take(rows)))
         result.blocks.append(Block(len(rows), estimated, out.kernel_seconds))
         taken += len(rows)

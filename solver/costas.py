@@ -26,6 +26,18 @@ def default_variant(dev: DeviceContext) -> str:
     return "fc"
 
 
+def default_split(dev: DeviceContext, n: int, depth: int) -> int:
+    """Columns a GPU lane places itself below each state before searching (SPLIT in costas.cl): its pass
+    then looks at that many distances fewer, for a start per child. Heavy states only, by the distances
+    they leave (H100, kernel s: order 19 from depth 6, 12 distances, 1.60 -> 1.51 with one; order 20
+    from 6, 13: 8.47 -> 7.93 with one, 8.04 with two; order 21 from 6, 14: 44.2 -> 41.1 with one, 39.1
+    with two). None on a CPU (PoCL order 14: 0.68 s with one, 0.70 without, 0.99 with two)."""
+    if not dev.ref.is_gpu:
+        return 0
+    distances = n - 1 - depth
+    return 2 if distances >= 14 else 1 if distances >= 12 else 0
+
+
 class CostasKernel:
     """The Costas kernel built for one order and symmetry mode; called on a batch of prefixes (any depth)."""
 
@@ -47,7 +59,8 @@ class CostasKernel:
             raise UserError(f"unknown costas kernel {variant!r} (choose from {', '.join(VARIANTS)})")
 
     def __init__(self, dev: DeviceContext, n: int, symmetry: str, count_nodes: bool = False, capacity: int = 4096,
-                 variant: str | None = None, wg: int | None = None, build_options: tuple[str, ...] = ()):
+                 variant: str | None = None, wg: int | None = None, build_options: tuple[str, ...] = (),
+                 split: int | None = None):
         variant = variant or default_variant(dev)
         self.check(variant, symmetry)
         if variant == "fc" and n > FC_MAX_N:
@@ -58,17 +71,29 @@ class CostasKernel:
         self.local = (wg or 64) if dev.ref.is_gpu or variant == "fc" else None
         self.options = (f"-DNMAX={max(n, 1)}", f"-DCANONICAL={int(symmetry == 'canonical')}", f"-DWG={self.local or 64}",
                         *(["-DCOUNT_NODES"] if count_nodes else []), *build_options)
-        self._kernels: dict[int, cl.Kernel] = {}
+        self._kernels: dict[tuple[int, int], cl.Kernel] = {}
         self.builds: tuple[str, ...] = ()  # recorded in the result: one build per pool depth met
+        self.split = split  # None: default_split
         self.reruns = 0  # how often a batch overflowed the output buffer (tests check this path)
+
+    def split_for(self, depth: int) -> int:
+        """Columns the build for states of this depth places below each state itself (fc only; see
+        default_split). With node counts at most one, so that nodes are those of the unsplit search."""
+        split = default_split(self.dev, self.n, depth) if self.split is None else self.split
+        if self.count_nodes:
+            split = min(split, 1)
+        if self.function != "costas_fc" or not 2 <= depth <= self.n - 3 - split:
+            return 0
+        return split
 
     def kernel_for(self, depth: int) -> cl.Kernel:
         """The build for states of this depth: costas_fc's stack holds only the levels below it."""
         if depth < 1:
             raise ValueError("Costas states hold at least their first column")
-        key = min(depth, self.n - 1) if self.function == "costas_fc" else 0
+        split = self.split_for(depth)
+        key = (min(depth, self.n - 1) + split, split) if self.function == "costas_fc" else (0, 0)
         if key not in self._kernels:
-            options = self.options + ((f"-DMIN_DEPTH={key}",) if self.function == "costas_fc" else ())
+            options = self.options + ((f"-DMIN_DEPTH={key[0]}", f"-DSPLIT={split}") if self.function == "costas_fc" else ())
             self._kernels[key] = cl.Kernel(self.dev.program("costas.cl", options), self.function)
             self.builds = (*self.builds, build_id("costas.cl", options))
         return self._kernels[key]

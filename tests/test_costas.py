@@ -145,15 +145,19 @@ def test_both_kernels_agree_state_by_state(symmetry: str) -> None:
 
 
 @pytest.mark.parametrize("symmetry", ["canonical", "none"])
-def test_fc_counts_nothing_below_a_prefix_the_search_could_not_place(symmetry: str) -> None:
+@pytest.mark.parametrize("n, split", [(8, 0), (8, 1), (9, 2)])
+def test_fc_counts_nothing_below_a_prefix_the_search_could_not_place(symmetry: str, n: int, split: int) -> None:
     """fc builds a state's domains from its prefix without replaying it: every 4-tuple of rows at order 8
     (repeated rows, repeated displacements, edge rows out of place, prefixes forward checking kills) counts
-    0 and yields no array, except the host's own states, which count what dfs counts for them."""
+    0 and yields no array, except the host's own states, which count what dfs counts for them. Likewise
+    where each lane places the state's next columns itself (split), children of a bad prefix included."""
     dev = device_context(select_devices(None)[0])
-    problem, n = get_problem("costas"), 8
+    problem = get_problem("costas")
     tuples = np.stack(np.meshgrid(*[np.arange(n, dtype=np.uint8)] * 4, indexing="ij"), axis=-1).reshape(-1, 4)
     states = StateBatch(tuples, np.ones(len(tuples), np.uint8))
-    fc = CostasKernel(dev, n, symmetry, variant="fc")(states)
+    kernel = CostasKernel(dev, n, symmetry, variant="fc", split=split)
+    assert kernel.split_for(4) == split
+    fc = kernel(states)
     host = problem.expand(n, problem.expand(n, problem.expand(n, problem.root(n, symmetry), symmetry), symmetry),
                           symmetry)
     dfs = CostasKernel(dev, n, symmetry, variant="dfs")(host)
@@ -162,6 +166,24 @@ def test_fc_counts_nothing_below_a_prefix_the_search_could_not_place(symmetry: s
     assert np.array_equal(fc.counts, expected)
     assert expected.sum() > 0 and np.count_nonzero(expected) < len(tuples) // 10
     assert sorted(map(tuple, fc.solutions.tolist())) == sorted(map(tuple, dfs.solutions.tolist()))
+
+
+@pytest.mark.parametrize("split", [1, 2])
+def test_fc_split_counts_each_state_as_the_unsplit_search(split: int) -> None:
+    """A lane that places its state's next columns itself (SPLIT) counts every state and finds every array as
+    the plain search does; with one column split, node counts are the plain search's too."""
+    dev = device_context(select_devices(None)[0])
+    n = 12
+    states = climb(get_problem("costas"), n, 20_000, 4.0, "canonical").states
+    plain = CostasKernel(dev, n, "canonical", variant="fc", split=0, count_nodes=True)(states)
+    kernel = CostasKernel(dev, n, "canonical", variant="fc", split=split)
+    assert kernel.split_for(states.depth) == split
+    out = kernel(states)
+    assert np.array_equal(out.counts, plain.counts) and int(out.counts.sum()) > 0
+    assert sorted(map(tuple, out.solutions.tolist())) == sorted(map(tuple, plain.solutions.tolist()))
+    if split == 1:
+        nodes = CostasKernel(dev, n, "canonical", variant="fc", split=1, count_nodes=True)(states).nodes
+        assert np.array_equal(nodes, plain.nodes)
 
 
 def test_kernel_loses_no_array_when_the_output_overflows() -> None:

@@ -162,6 +162,7 @@ class Problem(ABC):
     counts_classes = False  # whether tally() reports symmetry classes
     reports_solutions = False  # whether the kernel's solutions are stored beside the result (solutions/)
     states_per_lane = 1  # states per device lane of one launch, where a task refines a coarse pool (jobs.refine)
+    sample_states_per_lane: int | None = None  # the same for `estimate`'s sample blocks (None: states_per_lane)
     symmetry_modes: tuple[str, ...] = ("mirror", "none")
     default_symmetry: str = "mirror"
 

@@ -102,6 +102,10 @@ class Costas(Problem):
     # and fc's pass is shorter on deeper states (n-1-depth distances): `enumerate costas 21 --device gpu`
     # on the H100 took 47.8 s whole with 4 a lane, 47.0 with 16, 44.8 with 64 (order 20: 13.1 / 11.5 / 11.5)
     states_per_lane = 64
+    # but a sample block of `estimate` is a small part of the run: refined to 64 a lane its states are far
+    # lighter than a run's (order 20: depth 8-10 against the run's 6-7) and cost more per node (H100 order
+    # 20: 1.71x the measured run); at 4 a lane its states are as heavy as the run's first chunk's
+    sample_states_per_lane = 8
 
     def is_solution(self, solution: list[int]) -> bool:
         return is_costas(solution)

@@ -6,8 +6,8 @@
 //               present; the rows a new column k may take are the free rows minus, for every d,
 //               used[d] shifted by n-1-p[k-d]. Private arrays.
 //   costas_fc   `fc`: forward checking with the current level in registers, the default (H100: order 20
-//               9.24 s vs 32.6 s for the retired `lds`; PoCL order 14 0.79 s vs dfs 1.20 s; bench/NOTES.md).
-//               Orders up to 31; one build per state depth (-DMIN_DEPTH).
+//               7.93 s vs 32.6 s for the retired `lds`; PoCL order 14 0.79 s vs dfs 1.20 s; bench/NOTES.md).
+//               Orders up to 31; one build per state depth (-DMIN_DEPTH) and split (-DSPLIT).
 //
 // Build options: -DNMAX=<n>, -DCANONICAL=1 to search only arrays whose p[0] is the smallest of
 // their 8 edge offsets (the host weights them), -DCOUNT_NODES for the node-counting build, -DWG=<work-
@@ -160,9 +160,21 @@ __kernel void costas_dfs(const uint n, const uint depth, const uint nstates,
 // place, or that forward checking kills, counts 0. Nodes (COUNT_NODES) are 1 + the
 // placements below the prefix that live: fewer than dfs's. The stack holds levels d..n-2 only,
 // (n-1-d)(n-d)/2 domains a lane.
+// SPLIT = s > 0: the pool's states are of depth PD = d - s and the lane places columns PD..d-1 itself,
+// an odometer over their free rows, each child started like a state of depth d (its check rejects the
+// children the search would not have placed). A pass then looks at s distances fewer (each costs the
+// check, push and pop a step), for a start per child: worth it on heavy states (solver.costas's
+// default_split). With s = 1 the node counts are the unsplit search's.
 #ifndef MIN_DEPTH
 #define MIN_DEPTH 1
 #endif
+#ifndef SPLIT
+#define SPLIT 0
+#endif
+#if SPLIT && MIN_DEPTH < SPLIT + 2
+#error "SPLIT takes states of depth 2 or more"
+#endif
+#define PD (MIN_DEPTH - SPLIT)  // the pool's states' depth
 #define NE (NMAX - 1 - MIN_DEPTH > 0 ? NMAX - 1 - MIN_DEPTH : 1)
 #define TRI ((NMAX - 1 - MIN_DEPTH) * (NMAX - MIN_DEPTH) / 2 + 1)
 #define SCAND(k) s_cand[((k) - MIN_DEPTH) * WG + lane]
@@ -202,13 +214,19 @@ void costas_fc(const uint n_, const uint depth, const uint nstates,
     ulong D[NE + 1];      // D[e], e = 1..NE
     uint back[NE + 1];    // back[e]: the row of column k - e
     uint ahead[NE + 1];   // ahead[e]: the domain of column k + e
-    uint cand = 0u, rows = 0u, k = depth, slot = 0u;  // slot: where level k's domains ahead are pushed
+    uint cand = 0u, rows = 0u, k = MIN_DEPTH, slot = 0u;  // slot: where level k's domains ahead are pushed
     ulong cnt = 0, nd = 0;
     uint i = 0xffffffffu;
+#if SPLIT
+    uint pc[SPLIT], ch[SPLIT];  // pc[l]: the rows left to try in column PD + l, ch[l]: the row it holds
+    uint prow = 0u;             // the pool state's rows
+#pragma unroll
+    for (uint l = 0; l < SPLIT; ++l) pc[l] = ch[l] = 0u;
+#endif
     __global const uchar *pre = prefixes;
     for (;;) {
         if (cand == 0u) {
-            if (k > depth) {  // pop: back to column k - 1, undoing its displacements
+            if (k > MIN_DEPTH) {  // pop: back to column k - 1, undoing its displacements
                 --k;
                 const uint v = back[1];
 #pragma unroll
@@ -225,7 +243,14 @@ void costas_fc(const uint n_, const uint depth, const uint nstates,
 #pragma unroll
                 for (uint e = 1; e <= NE; ++e)
                     if (e + k <= n - 1u) ahead[e] = top[(e - 1u) * WG];
-            } else {  // this state is done: the next one
+            } else {  // this state (SPLIT: child) is done: the next one
+#if SPLIT
+              int L = -1;  // the deepest split column with rows left to try (none: the next pool state)
+#pragma unroll
+              for (int l = 0; l < SPLIT; ++l)
+                  if (pc[l] != 0u) L = l;
+              if (L < 0) {
+#endif
                 if (i != 0xffffffffu) {
                     counts[i] = cnt;
 #ifdef COUNT_NODES
@@ -242,8 +267,30 @@ void costas_fc(const uint n_, const uint depth, const uint nstates,
                     const uint s = atomic_inc(nfound);
                     if (s < capacity)
                         for (uint c = 0; c < n; ++c) found[s * n + c] = pre[c];
-                    continue;  // k = depth, cand = 0: done again at once
+                    continue;  // cand = 0: done again at once
                 }
+#if SPLIT
+                prow = 0u;
+#pragma unroll
+                for (uint c = 0; c < PD; ++c) prow |= 1u << (pre[c] & 31u);
+              }  // L = -1: every split column takes its first row
+              // the next child: column PD + L takes its next row, the columns after it their first; the
+              // rows not yet used, within the edge rules (a child that repeats a displacement fails its
+              // start's check)
+              uint used = prow;
+              bool placed = true;
+#pragma unroll
+              for (int l = 0; l < SPLIT; ++l) {
+                  if (l > L) pc[l] = placed ? fc_edge_rows(n, PD + l, pre[0], pre[1], full) & ~used : 0u;
+                  if (l >= L) {
+                      placed = placed && pc[l] != 0u;
+                      ch[l] = 31u - clz(pc[l] & (~pc[l] + 1u));
+                      pc[l] &= pc[l] - 1u;
+                  }
+                  used |= 1u << (ch[l] & 31u);
+              }
+              if (!placed) continue;
+#endif
                 // level d: the prefix's rows, displacements and the domains it leaves, unrolled (d is
                 // MIN_DEPTH): no loop in a pass (PoCL runs a pass for all work-items in step only then)
                 uint pp[MIN_DEPTH];     // the prefix
@@ -253,7 +300,11 @@ void costas_fc(const uint n_, const uint depth, const uint nstates,
                 rows = 0u;
 #pragma unroll
                 for (uint c = 0; c < MIN_DEPTH; ++c) {
+#if SPLIT
+                    const uint v = c < PD ? (uint)pre[c] : ch[c - PD < SPLIT ? c - PD : 0];
+#else
                     const uint v = pre[c];
+#endif
                     pp[c] = v;
                     s_pre[c * WG + lane] = (uchar)v;
                     ok = ok && v < n && (rows >> v & 1u) == 0u && (fc_edge_rows(n, c, pp[0], c >= 2u ? p1 : 0u, full) >> v & 1u);
@@ -295,10 +346,14 @@ void costas_fc(const uint n_, const uint depth, const uint nstates,
                     back[e] = e <= MIN_DEPTH ? pp[MIN_DEPTH - e] : SENT;
                     D[e] = e < MIN_DEPTH ? dall[e] : 0ul;
                 }
-                k = depth;
+                k = MIN_DEPTH;
                 slot = 0u;
                 if (!ok || least == 0u || (full & ~rows & ~any) != 0u)
                     cand = 0u;  // nothing below it: done at the next pass
+#if SPLIT
+                else
+                    ++nd;  // a child that lives (SPLIT 1: a node as the search would have counted it)
+#endif
                 continue;
             }
         }
@@ -312,7 +367,7 @@ void costas_fc(const uint n_, const uint depth, const uint nstates,
             const uint s = atomic_inc(nfound);
             if (s < capacity) {
 #pragma unroll
-                for (uint c = 0; c < MIN_DEPTH; ++c) found[s * n + c] = pre[c];
+                for (uint c = 0; c < MIN_DEPTH; ++c) found[s * n + c] = s_pre[c * WG + lane];
 #pragma unroll
                 for (uint e = 1; e <= NE; ++e)
                     if (e + MIN_DEPTH < NMAX) found[s * n + n - 1u - e] = (uchar)back[e];
