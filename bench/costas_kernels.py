@@ -92,7 +92,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="timed launches per row (the fastest is shown)")
     ap.add_argument("--nodes", action="store_true", help="also count nodes (a separate build)")
     ap.add_argument("--fit-from", type=int, default=17, help="first order of the growth fit (smaller ones: noise)")
-    ap.add_argument("--split", type=int, default=None, help="fc: columns each state's children take in the kernel")
+    ap.add_argument("--split", type=int, default=None, help="fc: columns a lane places below each state itself (default: solver.costas.default_split)")
     ap.add_argument("--budget", type=float, default=float("inf"), help="skip a variant's larger orders past S s")
     args = ap.parse_args()
     dev = device_context(select_devices(args.device)[0])

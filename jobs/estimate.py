@@ -2,8 +2,9 @@
 
 The coarse pool's cost estimates (poolgen.cost: Knuth's random probes, in estimated nodes) say how the
 work is spread, not what a node costs on a device. A short timed sample fixes the scale: seeded random
-blocks of the pool's states (each block put back in tree order, refined to the device's grain and
-counted like a task's chunk, jobs.refine) are counted until ``sample_seconds`` of kernel or
+blocks of the pool's states (each block put back in tree order, refined to the device's grain --
+Problem.sample_states_per_lane where a run's would make a small block's states too light -- and
+counted like a task's chunk, jobs.refine; the last block takes what the budget has left) are counted until ``sample_seconds`` of kernel or
 ``max_fraction`` of the estimated work, and the device's seconds per estimated node over the sample
 (a ratio estimator: measured seconds / estimated nodes of the same states) times the pool's estimated
 nodes is the prediction. The blocks' spread gives its statistical error. Other sizes are projected

@@ -216,8 +216,6 @@ def test_costas_bad_input(cli, tmp_path: Path) -> None:  # type: ignore[no-untyp
 
 def test_fc_refuses_order_32_and_names_the_kernel_that_serves_it() -> None:
     """fc marks the columns past the last with bit 31, a row of order 32: refused before anything is built."""
-    from permenum.errors import UserError
-
     dev = device_context(select_devices(None)[0])
     with pytest.raises(UserError, match="costas kernel fc serves orders up to 31 .order 32: use --kernel dfs."):
         CostasKernel(dev, 32, "canonical")
