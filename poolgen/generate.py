@@ -16,6 +16,8 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from permenum.problems import Problem, StateBatch
 
 EXPAND_SLICE = 1 << 15  # parents expanded at once
@@ -28,6 +30,7 @@ class LadderResult:
     depth: int
     rungs: list[int] = field(default_factory=list)  # pool size at every depth tried
     stop_reason: str = ""
+    capped: bool = False  # stopped by the hard limit: the next rung was too large to hold, not too small
 
 
 def climb(problem: Problem, n: int, target: int, factor: float, symmetry: str,
@@ -40,6 +43,7 @@ def climb(problem: Problem, n: int, target: int, factor: float, symmetry: str,
     batch = problem.root(n, symmetry) if start is None else start
     rungs = [len(batch)]
     growth = 0.0
+    capped = False
     while True:
         if len(batch) >= target:
             reason = f"reached the target {target}"
@@ -49,11 +53,13 @@ def climb(problem: Problem, n: int, target: int, factor: float, symmetry: str,
             break
         if predict and len(batch) * growth > factor * target:
             reason = f"next rung (about {len(batch) * growth:.0f}) would exceed the hard limit {factor:g} x {target}"
+            capped = True
             break
         nxt = _next_rung(problem, n, batch, symmetry, int(factor * target))
         if isinstance(nxt, int):
             rungs.append(nxt)
             reason = f"next rung (over {nxt}) exceeds the hard limit {factor:g} x {target}"
+            capped = True
             break
         rungs.append(len(nxt))
         growth = len(nxt) / len(batch)
@@ -61,7 +67,7 @@ def climb(problem: Problem, n: int, target: int, factor: float, symmetry: str,
             reason = f"downward slope ({len(batch)} -> {len(nxt)})"
             break
         batch = nxt
-    return LadderResult(batch, batch.depth, rungs, reason)
+    return LadderResult(batch, batch.depth, rungs, reason, capped)
 
 
 def descend(problem: Problem, n: int, batch: StateBatch, symmetry: str, depth: int) -> StateBatch:
@@ -72,6 +78,25 @@ def descend(problem: Problem, n: int, batch: StateBatch, symmetry: str, depth: i
         assert not isinstance(nxt, int)
         batch = nxt
     return batch
+
+
+def expand_with_parents(problem: Problem, n: int, parents: StateBatch, symmetry: str) -> tuple[StateBatch, np.ndarray]:
+    """``problem.expand`` of ``parents``, and each child's parent (its index in ``parents``): the state
+    whose prefix the child's begins with (expand keeps prefixes; a parent may have no child left, dead
+    ends are dropped), found by a hash of the prefix and then checked."""
+    children = problem.expand(n, parents, symmetry)
+    d = parents.depth
+    key = (parents.prefix.astype(np.uint64) * _PREFIX_HASH[:d]).sum(axis=1, dtype=np.uint64)  # wraps: a hash
+    order = np.argsort(key, kind="stable")
+    child_key = (children.prefix[:, :d].astype(np.uint64) * _PREFIX_HASH[:d]).sum(axis=1, dtype=np.uint64)
+    parent = order[np.minimum(np.searchsorted(key[order], child_key), max(len(parents) - 1, 0))]
+    if not np.array_equal(parents.prefix[parent], children.prefix[:, :d]):
+        raise RuntimeError("a child's prefix matches no parent's (or two prefixes share a hash)")
+    return children, parent
+
+
+#: Odd 64-bit multipliers, one per prefix entry: expand_with_parents' hash of a prefix.
+_PREFIX_HASH = np.random.default_rng(0x50726566).integers(1, 1 << 63, size=64, dtype=np.uint64) | np.uint64(1)
 
 
 def _next_rung(problem: Problem, n: int, batch: StateBatch, symmetry: str, limit: int) -> StateBatch | int:

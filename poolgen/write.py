@@ -31,8 +31,10 @@ import os
 import shutil
 import socket
 import uuid
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -43,15 +45,16 @@ from permenum.atomic import fsync_dir, write_new_file
 from permenum.errors import UserError
 from permenum.layout import RunLayout
 from permenum.lock import run_lock
-from permenum.poolgen.cost import default_probes, estimate_costs
-from permenum.poolgen.generate import climb
-from permenum.problems import StateBatch, get_problem
+from permenum.poolgen.cost import default_probes, estimate_costs, shared_costs
+from permenum.poolgen.generate import climb, expand_with_parents
+from permenum.problems import Problem, StateBatch, get_problem
 from permenum.records import Generator, Manifest, PartitionEntry, load_manifest, now_utc, write_manifest
 
 DEFAULT_TARGET = 1 << 16
 #: States per partition the default target aims at: LPT balances hundreds of estimates well, and a task
-#: refines its states to its device's grain (N-Queens 27 with 20,000 partitions: 1.6 M states, 80 a
-#: partition: the next rung, 16.3 M, passes the hard limit).
+#: refines its states to its device's grain. A climb the hard limit stops short of it is written a level
+#: deeper, partition by partition (N-Queens 27 with 20,000 partitions: 80 a partition at depth 5, 1,139
+#: at depth 6).
 STATES_PER_PARTITION = 128
 #: States a partition of `enumerate`'s pool aims at (one partition a worker, ``partitions=None``): enough
 #: for a task's chunks, which it refines to its device's grain, and a short climb (N-Queens 16 here: 45 k
@@ -62,8 +65,10 @@ DEFAULT_FACTOR = 4.0
 #: Peak bytes per state while a pool is built (climb, cost walks, Parquet): N-Queens 24, 91.7 M states, 16.6 GB.
 BYTES_PER_STATE = 200
 BALANCE_MODES = ("cost", "rows")
-#: Threads writing and fsyncing partition files (fsyncs of separate files overlap on most filesystems).
+#: Threads making, writing and fsyncing partition files (fsyncs of separate files overlap on most filesystems).
 WRITE_THREADS = 8
+#: States taken (and deepened) at once while partitions are written: bounded memory, few numpy calls.
+WAVE_STATES = 1 << 15
 
 
 @dataclass(frozen=True)
@@ -198,39 +203,73 @@ def _write_pool(layout: RunLayout, settings: PoolSettings) -> tuple[Manifest, bo
     if layout.pool_dir.exists():  # an interrupted earlier attempt: no manifest was written, so no pool
         shutil.rmtree(layout.pool_dir)
     layout.pool_dir.mkdir(parents=True)
-    parts = _write_partitions(layout, states, costs, groups)
-    generator = Generator(settings.target, settings.hard_factor, settings.seed, ladder.depth, ladder.rungs,
-                          ladder.stop_reason, settings.balance,
-                          cost_estimate={"method": "knuth random probes", "probes": probes,
-                                         "unit": "search nodes (plain DFS)"})
-    manifest = Manifest(uuid.uuid4().hex, settings.problem, settings.n, symmetry, generator, tuple(parts), rows,
-                        int(states.weight.astype(np.int64).sum()), now_utc(), socket.gethostname(), __version__)
+    deeper = ladder.capped and rows < STATES_PER_PARTITION * partitions
+    deepen = partial(_one_level_deeper, problem, settings.n, symmetry) if deeper else None
+    parts = _write_partitions(layout, states, costs, groups, deepen)
+    depth, reason = ladder.depth, ladder.stop_reason
+    if deeper:
+        depth += 1
+        reason += f"; each partition written one level deeper ({sum(p.rows for p in parts)} states)"
+    generator = Generator(settings.target, settings.hard_factor, settings.seed, depth, ladder.rungs, reason,
+                          settings.balance, cost_estimate={"method": "knuth random probes", "probes": probes,
+                                                           "unit": "search nodes (plain DFS)"})
+    manifest = Manifest(uuid.uuid4().hex, settings.problem, settings.n, symmetry, generator, tuple(parts),
+                        sum(p.rows for p in parts), sum(p.weight for p in parts), now_utc(), socket.gethostname(),
+                        __version__)
     write_manifest(layout, manifest)
     layout.logs_dir.mkdir(exist_ok=True)  # SLURM cannot create its --output directory: a hand `sbatch` needs it
     return manifest, True
 
 
-def _write_partitions(layout: RunLayout, states: StateBatch, costs: np.ndarray,
-                      groups: list[np.ndarray]) -> list[PartitionEntry]:
-    """Each partition's Parquet bytes are made in memory, hashed from the same bytes, and written and
-    fsynced by WRITE_THREADS threads (a wave at a time: memory stays bounded); the pool directory is
-    fsynced once. No temporary files: a pool is committed by its manifest, written after, and a pool
-    directory without one is removed by the next attempt. (20,000 partitions written one by one
-    through a temporary file, a rename, a second open for the hash and a directory fsync each took
-    55 s here: bench/NOTES.md.)"""
+def _write_partitions(layout: RunLayout, states: StateBatch, costs: np.ndarray, groups: list[np.ndarray],
+                      deepen: Callable[[StateBatch, np.ndarray, list[np.ndarray]], list[tuple[StateBatch, np.ndarray]]] | None
+                      ) -> list[PartitionEntry]:
+    """Partitions a wave at a time: this thread takes (and ``deepen``s, if given) the wave's states while
+    WRITE_THREADS threads make the last wave's Parquet bytes in memory, hash the same bytes, and write and
+    fsync them; memory holds two waves, however deep the pool is written. The pool directory is fsynced
+    once. No temporary files: a pool is committed by its manifest, written after, and a pool directory
+    without one is removed by the next attempt. (20,000 partitions written one by one through a temporary
+    file, a rename, a second open for the hash and a directory fsync each took 55 s here: bench/NOTES.md.)"""
+
+    def write(index: int, part: StateBatch, part_costs: np.ndarray) -> PartitionEntry:
+        data, entry = partition_bytes(layout, index, part, part_costs)
+        write_new_file(layout.partition_file(index), data)
+        return entry
+
     parts: list[PartitionEntry] = []
+    pending: list[Future[PartitionEntry]] = []
     with ThreadPoolExecutor(WRITE_THREADS) as pool:
-        for wave in range(0, len(groups), 4 * WRITE_THREADS):
-            writes = []
-            for index in range(wave, min(wave + 4 * WRITE_THREADS, len(groups))):
-                idx, path = groups[index], layout.partition_file(index)
-                data, entry = partition_bytes(layout, index, states.take(idx), costs[idx])
-                writes.append(pool.submit(write_new_file, path, data))
-                parts.append(entry)
-            for done in writes:
-                done.result()
+        for start, stop in _waves(groups):
+            members = groups[start:stop]
+            made = deepen(states, costs, members) if deepen else [(states.take(g), costs[g]) for g in members]
+            parts += [done.result() for done in pending]
+            pending = [pool.submit(write, index, *part) for index, part in enumerate(made, start)]
+        parts += [done.result() for done in pending]
     fsync_dir(layout.pool_dir)
     return parts
+
+
+def _waves(groups: list[np.ndarray]) -> list[tuple[int, int]]:
+    """[start, stop) runs of partitions holding about WAVE_STATES states (at least one partition each)."""
+    ends = np.cumsum([len(g) for g in groups])
+    cuts = [0]
+    while cuts[-1] < len(groups):
+        base = ends[cuts[-1] - 1] if cuts[-1] else 0
+        cuts.append(max(cuts[-1] + 1, int(np.searchsorted(ends, base + WAVE_STATES, side="right"))))
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
+def _one_level_deeper(problem: Problem, n: int, symmetry: str, states: StateBatch, costs: np.ndarray,
+                      members: list[np.ndarray]) -> list[tuple[StateBatch, np.ndarray]]:
+    """The partitions ``members`` (rows of ``states``) expanded once, each child with its share of its
+    parent's estimate: a climb the hard limit stopped short of STATES_PER_PARTITION a partition (its next
+    rung too large to hold at once) is finished a wave of partitions at a time (N-Queens 27 with 20,000
+    partitions: 80 states a partition at depth 5, 1,139 at depth 6)."""
+    rows = np.concatenate(members)
+    children, parent = expand_with_parents(problem, n, states.take(rows), symmetry)
+    child_costs = shared_costs(costs[rows], parent)
+    cuts = [0, *np.searchsorted(parent, np.cumsum([len(m) for m in members])).tolist()]
+    return [(children.take(slice(a, b)), child_costs[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
 
 
 def partition_bytes(layout: RunLayout, index: int, states: StateBatch, costs: np.ndarray) -> tuple[memoryview, PartitionEntry]:

@@ -19,7 +19,7 @@ from permenum.jobs.task import run_task
 from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout
 from permenum.poolgen.cost import estimate_costs
-from permenum.poolgen.generate import climb
+from permenum.poolgen.generate import climb, descend
 from permenum.poolgen.write import PoolSettings, write_pool
 from permenum.problems import get_problem
 from permenum.problems.costas import valid_next
@@ -55,6 +55,39 @@ def test_estimates_are_stored_and_partitions_balanced_by_them(tmp_path: Path, pr
     by_rows = json.loads(rows.manifest.read_text())["partitions"]
     assert max(p["rows"] for p in by_rows) - min(p["rows"] for p in by_rows) <= 1
     assert sum(p["estimated_cost"] for p in by_rows) == pytest.approx(sum(est), rel=1e-9)  # same states, same estimates
+
+
+@pytest.mark.parametrize("problem,n,target", [("nqueens", 12, 300), ("costas", 11, 400)])
+def test_a_climb_capped_short_of_the_partitions_is_written_a_level_deeper(tmp_path: Path, problem: str, n: int,
+                                                                         target: int) -> None:
+    """The next rung would pass the hard limit (4 x target) while the pool holds fewer than 128 states a
+    partition: each partition is written one level deeper (N-Queens 27 with 20,000 partitions), the same
+    states as the full next rung, balanced, reproducible and exact."""
+    p = get_problem(problem)
+    ladder = climb(p, n, target, 4.0, p.default_symmetry)
+    assert ladder.capped and len(ladder.states) < 128 * 4
+    deep, again, few = (RunLayout(tmp_path / x) for x in ("deep", "again", "few"))
+    for layout in (deep, again):
+        write_pool(layout, PoolSettings(problem, n, 4, target_states=target, seed=5))
+    assert all((deep.root / f.relative_to(again.root)).read_bytes() == f.read_bytes()
+               for f in (again.root / "pool").iterdir())
+    manifest = json.loads(deep.manifest.read_text())
+    assert manifest["generator"]["locked_depth"] == ladder.depth + 1 and "one level deeper" in manifest["generator"]["stop_reason"]
+    prefixes, est = [], []
+    for part in manifest["partitions"]:
+        table = pq.read_table(deep.root / part["file"])
+        mine = table.column("prefix").to_pylist()
+        assert mine == sorted(mine) and (table.column("est_cost").to_numpy() >= 1).all()
+        assert part["estimated_cost"] == pytest.approx(float(table.column("est_cost").to_numpy().astype(np.float64).sum()))
+        prefixes += mine
+        est.append(part["estimated_cost"])
+    assert sorted(prefixes) == sorted(map(list, descend(p, n, ladder.states, p.default_symmetry, ladder.depth + 1).prefix.tolist()))
+    assert manifest["totals"]["states"] == len(prefixes) > 4 * target
+    assert max(est) / np.mean(est) < 1.05, est  # dealt by the parents' estimates, each shared among its children
+    assert not run_local(deep, workers=2, show_progress=False).failed
+    assert collect(deep).total == published(f"{problem}_total", n)
+    write_pool(few, PoolSettings(problem, n, 2, target_states=target, seed=5))  # 128 a partition already
+    assert json.loads(few.manifest.read_text())["generator"]["locked_depth"] == ladder.depth
 
 
 # dihedral: the walks take the open rows only, skip enters the side queens' rows too (forced, one node
