@@ -32,6 +32,10 @@ class DeviceState:
     sizer: ChunkSizer
     first_chunk: int  # states of a first launch, also the cap while some peer's rate is unknown
     rate: float = 0.0  # estimated work (WorkIndex) per kernel-second, 0 until measured
+    #: The rate a refined chunk's slice showed before any chunk ended (its share of the chunk's work taken
+    #: as its share of the fine states): only for expected_seconds, so that the chunk refined meanwhile
+    #: is staged whole where it fits the bound, not measured in slices again.
+    slice_rate: float = 0.0
     states: int = 0  # counted in this attempt
     launches: int = 0  # chunks and slices of chunks counted in this attempt
     in_flight: float = 0.0  # estimated work of the chunks it holds: the one it runs, and one claimed ahead
@@ -165,15 +169,19 @@ class Scheduler:
         """Kernel seconds device ``k`` should take over [start, end) at the rate measured (None: not known)."""
         _, work = self._opened_ledger()
         with self.lock:
-            rate = self.devices[k].expected_rate(self.devices)
+            rate = self.devices[k].expected_rate(self.devices) or self.devices[k].slice_rate
         return work.between(start, end) / rate if rate > 0 else None
 
     def advance(self, k: int, start: int, end: int, depth: int, fine_total: int, fine_done: int,
-                sums: Partial) -> None:
-        """Device ``k`` counted a slice of refined chunk [start, end), not its last: keep it (checkpointed)."""
-        ledger, _ = self._opened_ledger()
+                sums: Partial, slice_states: int) -> None:
+        """Device ``k`` counted a slice (``slice_states`` of its fine states) of refined chunk [start, end),
+        not its last: keep it (checkpointed)."""
+        ledger, work = self._opened_ledger()
         with self.lock:
-            self.devices[k].launches += 1
+            d = self.devices[k]
+            d.launches += 1
+            if d.rate == 0 and sums.kernel_seconds > 0:
+                d.slice_rate = work.between(start, end) * slice_states / fine_total / sums.kernel_seconds
             ledger.advance(start, end, depth, fine_total, fine_done, sums)
             self.on_progress()
 

@@ -298,7 +298,7 @@ class _Attempt:
             sums = self._sums(staged.batch, out)
             if done == len(fine):
                 break
-            self.scheduler.advance(k, start, end, fine.depth, len(fine), done, sums)
+            self.scheduler.advance(k, start, end, fine.depth, len(fine), done, sums, len(staged.batch))
             if self.scheduler.stopping(k):  # the chunk stays open in the checkpoint
                 self.busy_seconds[k] += time.perf_counter() - t0
                 self.log.write(f"{self.refs[k].label}: states {start}-{end} (refined to {len(fine)} at depth "
@@ -345,7 +345,9 @@ class _Attempt:
             if fine is chunk:
                 return _Refined(chunk, fine, 0, solver.stage(chunk))
             resumed = _check_begun(begun, len(fine), *span)
-            size = self._slice(begun, expected, len(fine), resumed, 0.0)
+            # a rate may have been measured while it was refined (the chunk before, or its first slice)
+            now_expected = expected if expected is not None else self.scheduler.expected_seconds(k, *span)
+            size = self._slice(begun, now_expected, len(fine), resumed, 0.0)
             return _Refined(chunk, fine, resumed, solver.stage(fine.take(slice(resumed, resumed + size))))
 
         return _Claim(span, begun, expected, ahead.submit(ready))

@@ -1,0 +1,65 @@
+"""Where a whole `permenum` command's seconds go: imports, then each phase's start and end on the
+command's clock, then the task's own log (its chunks' launches).
+
+    python3 bench/phases.py enumerate nqueens 21 --device gpu --run-dir /tmp/q21
+
+Runs the command in this process as the installed one does (no pandas: permenum.launch) with the
+phases' functions wrapped by timers; what it prints last is the process's own total. The figures of
+issue 18's item 4 (whole command / kernel) come from here and from bench/record_scale.py.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+T0 = time.perf_counter()
+from permenum.without_pandas import WithoutPandas  # noqa: E402
+
+sys.meta_path.insert(0, WithoutPandas())
+import permenum.cli as cli  # noqa: E402
+import permenum.jobs.collect as collect  # noqa: E402
+import permenum.poolgen.write as write  # noqa: E402
+import permenum.solver.opencl as opencl  # noqa: E402
+
+IMPORTS = time.perf_counter() - T0
+
+
+def timed(module: Any, name: str) -> None:
+    inner: Callable[..., Any] = getattr(module, name)
+
+    @functools.wraps(inner)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            print(f"  {name:<20} {start - T0:7.3f} -> {time.perf_counter() - T0:7.3f} s", file=sys.stderr, flush=True)
+
+    setattr(module, name, wrapper)
+
+
+def main() -> None:
+    print(f"  {'imports':<20} {0:7.3f} -> {IMPORTS:7.3f} s", file=sys.stderr)
+    for module, names in ((write, ("write_pool", "climb", "estimate_costs", "_write_partitions", "write_manifest")),
+                          (opencl, ("open_devices",)), (cli, ("_run_local", "_print_collect")),
+                          (collect, ("collect",))):
+        for name in names:
+            timed(module, name)
+    sys.argv = ["permenum", *sys.argv[1:]]
+    try:
+        cli.main()
+    except SystemExit:
+        pass
+    finally:
+        print(f"  {'process (to exit)':<20} {0:7.3f} -> {time.perf_counter() - T0:7.3f} s", file=sys.stderr)
+        run = sys.argv[sys.argv.index("--run-dir") + 1] if "--run-dir" in sys.argv else None
+        for log in sorted(Path(run, "logs").glob("*.log")) if run else ():
+            print(log.read_text(), file=sys.stderr, end="")
+
+
+if __name__ == "__main__":
+    main()
