@@ -98,13 +98,16 @@ class Costas(Problem):
     search_max_n = 64  # search_costas.cl: 2n - 1 displacements in two 64-bit words
     reports_solutions = True  # every array found is stored (solutions/), checked and listed by `arrays`
     # a refined launch: heavy, uneven states need several per lane against the tail (H100, Costas 19: 4
-    # launches of 0.1-0.3 M states, 1 per lane, took 9.98 s of kernel where one of 0.27 M took 7.49 s),
-    # and fc's pass is shorter on deeper states (n-1-depth distances): `enumerate costas 21 --device gpu`
-    # on the H100 took 47.8 s whole with 4 a lane, 47.0 with 16, 44.8 with 64 (order 20: 13.1 / 11.5 / 11.5)
-    states_per_lane = 64
-    # but a sample block of `estimate` is a small part of the run: refined to 64 a lane its states are far
-    # lighter than a run's (order 20: depth 8-10 against the run's 6-7) and cost more per node (H100 order
-    # 20: 1.71x the measured run); at 8 a lane the H100's estimates of orders 18-21 were 1.03-1.19x
+    # launches of 0.1-0.3 M states, 1 per lane, took 9.98 s of kernel where one of 0.27 M took 7.49 s).
+    # 64 a lane (deeper states, a shorter fc pass) was 2-3% less kernel, but the host then made 18-41 M
+    # states a chunk and fell behind the device in a task's first chunks; since fc splits heavy states
+    # on the lane (SPLIT), 16 is as fast a launch in all. H100, whole command / kernel s, 64 vs 16:
+    # order 20 11.31 / 7.87 vs 9.45 / 8.13, order 21 43.04 / 38.87 vs 41.63 / 39.76 (bench/NOTES.md)
+    states_per_lane = 16
+    # but a sample block of `estimate` is a small part of the run: refined to 64 a lane (the runs' grain
+    # then) its states were far lighter than a run's (order 20: depth 8-10 against the run's 6-7) and cost
+    # more per node (H100 order 20: 1.71x the measured run); at 8 a lane the H100's estimates of orders
+    # 18-21 were 1.03-1.19x
     sample_states_per_lane = 8
 
     def is_solution(self, solution: list[int]) -> bool:
