@@ -28,8 +28,8 @@ each parent with its bitmask of next values (problems.base.ChildBatch); nqueens_
 places them in the host's order, dead children kept (they count 0), so the host's work and uploads
 shrink by the level's growth (about 8x): that run then kept 0.93 (0.98 once
 buffers were freed under the launch lock: solver.opencl.Staged.release), and N-Queens 21's first launch began
-0.56 s into its task instead of 0.85 s. Costas keeps the host's expansion (a launch there is 4 states
-per lane, the climb is short).
+0.56 s into its task instead of 0.85 s. Costas keeps the host's expansion (16 states a lane: see
+problems.costas for why not more).
 """
 
 from __future__ import annotations

@@ -23,6 +23,10 @@ from permenum.jobs.chunking import ChunkSizer, Peer, WorkIndex, share_of_rest
 from permenum.jobs.partial import ChunkLedger, OpenChunk, Partial
 
 
+#: How much longer than a slice's rate suggests a chunk is expected to take (expected_seconds).
+SLICE_GUESS_MARGIN = 2.0
+
+
 @dataclass
 class DeviceState:
     """One device as the scheduler sees it: its chunk sizing, its measured rate, its chunk in flight."""
@@ -166,11 +170,18 @@ class Scheduler:
             return ledger.open.get(start)
 
     def expected_seconds(self, k: int, start: int, end: int) -> float | None:
-        """Kernel seconds device ``k`` should take over [start, end) at the rate measured (None: not known)."""
+        """Kernel seconds device ``k`` should take over [start, end) at the rate measured, else twice what
+        a refined chunk's slice suggests (a slice's share of the work is a guess, and the first states in
+        tree order may be light ones: a launch staged whole on it should not outlast the bound); None: not
+        known."""
         _, work = self._opened_ledger()
         with self.lock:
-            rate = self.devices[k].expected_rate(self.devices) or self.devices[k].slice_rate
-        return work.between(start, end) / rate if rate > 0 else None
+            d = self.devices[k]
+            rate = d.expected_rate(self.devices)
+            guess = d.slice_rate
+        if rate > 0:
+            return work.between(start, end) / rate
+        return SLICE_GUESS_MARGIN * work.between(start, end) / guess if guess > 0 else None
 
     def advance(self, k: int, start: int, end: int, depth: int, fine_total: int, fine_done: int,
                 sums: Partial, slice_states: int) -> None:

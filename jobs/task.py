@@ -120,7 +120,8 @@ class _Refined:
 @dataclass(frozen=True)
 class _Claim:
     """A device's chunk: its span of coarse states, the part of it an earlier attempt counted, the kernel
-    seconds the scheduler expects of it, and its states made ready (on the claim-ahead thread)."""
+    seconds the scheduler expected of it when it was claimed, and its states made ready (on the
+    claim-ahead thread, which asks again where that was not known)."""
 
     span: tuple[int, int]
     begun: OpenChunk | None

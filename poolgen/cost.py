@@ -115,8 +115,8 @@ def _walk(walk: Walk, rows: int, rng: np.random.Generator, levels: int) -> np.nd
 def shared_costs(costs: np.ndarray, parent: np.ndarray) -> np.ndarray:
     """Each child's share of its parent's estimate (``parent``: each child's index into ``costs``): a Knuth
     estimate is 1 + b x (a child's estimate) for a parent of b children, so each gets (cost - 1) / b, at
-    least 1. A pool written a level below its walks (poolgen.write) keeps each partition's sum, less one a
-    parent, as it was dealt by."""
+    least 1. A pool written a level below its walks (poolgen.write) keeps each partition's sum about as
+    it was dealt by (less one a parent; a parent with no child left drops out)."""
     kids = np.bincount(parent, minlength=len(costs))
     share = np.maximum((costs.astype(np.float64) - 1) / np.maximum(kids, 1), 1.0)
     return share[parent].astype(costs.dtype)

@@ -90,8 +90,8 @@ def expand_with_parents(problem: Problem, n: int, parents: StateBatch, symmetry:
     order = np.argsort(key, kind="stable")
     child_key = (children.prefix[:, :d].astype(np.uint64) * _PREFIX_HASH[:d]).sum(axis=1, dtype=np.uint64)
     parent = order[np.minimum(np.searchsorted(key[order], child_key), max(len(parents) - 1, 0))]
-    if not np.array_equal(parents.prefix[parent], children.prefix[:, :d]):
-        raise RuntimeError("a child's prefix matches no parent's (or two prefixes share a hash)")
+    if not np.array_equal(parents.prefix[parent], children.prefix[:, :d]) or np.any(np.diff(parent) < 0):
+        raise RuntimeError("children not in their parents' order, or a prefix hash matched the wrong parent")
     return children, parent
 
 

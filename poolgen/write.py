@@ -8,7 +8,8 @@ Partitioning (``balance``): every state carries a Knuth estimate of its subtree 
 (``est_cost``, see :mod:`permenum.poolgen.cost`). With ``cost`` (the default) the shuffled states
 are dealt out by greedy LPT on their estimates (largest first, each to the partition with the least
 estimated cost so far); with ``rows`` the same dealing with unit costs, i.e. round robin, so row
-counts differ by at most one. LPT rather than contiguous cuts of the shuffled pool at equal
+counts differ by at most one (at the climb's depth: a pool written a level deeper, below, holds each
+partition's children). LPT rather than contiguous cuts of the shuffled pool at equal
 cumulative cost: both equalise large partitions alike, but with few states per partition a cut
 is off by up to a state on each side, where LPT deals the small states last, into the gaps. On
 N-Queens 16-17 pools of 1-1.5k states (exact node counts, 1024 walks per state) LPT left max/mean
@@ -21,6 +22,11 @@ on an H200, 1.93 M states in one launch, 106.7 s shuffled by cost vs 56.5 s in t
 machines of the same model and driver); on PoCL here tree order is 15% faster than shuffled
 (N-Queens 15-16). Partitions are numbered by decreasing estimated cost, so that an array job
 (index = partition number, started in index order) or the local executor starts the largest first.
+
+A climb the hard limit stops short of STATES_PER_PARTITION a partition (the next rung too large to
+hold at once, whatever the target) is dealt at its depth and each partition written one level deeper,
+a wave at a time; its children share their parent's estimate, so the order by estimated cost holds
+approximately, and a partition whose parents all lose their children is written empty.
 """
 
 from __future__ import annotations
@@ -206,16 +212,17 @@ def _write_pool(layout: RunLayout, settings: PoolSettings) -> tuple[Manifest, bo
     deeper = ladder.capped and rows < STATES_PER_PARTITION * partitions
     deepen = partial(_one_level_deeper, problem, settings.n, symmetry) if deeper else None
     parts = _write_partitions(layout, states, costs, groups, deepen)
+    written = sum(p.rows for p in parts)
     depth, reason = ladder.depth, ladder.stop_reason
+    estimates = {"method": "knuth random probes", "probes": probes, "unit": "search nodes (plain DFS)"}
     if deeper:
         depth += 1
-        reason += f"; each partition written one level deeper ({sum(p.rows for p in parts)} states)"
+        reason += f"; each partition written one level deeper ({written} states)"
+        estimates["walked_at_depth"] = ladder.depth  # probes per parent; a child holds its share
     generator = Generator(settings.target, settings.hard_factor, settings.seed, depth, ladder.rungs, reason,
-                          settings.balance, cost_estimate={"method": "knuth random probes", "probes": probes,
-                                                           "unit": "search nodes (plain DFS)"})
-    manifest = Manifest(uuid.uuid4().hex, settings.problem, settings.n, symmetry, generator, tuple(parts),
-                        sum(p.rows for p in parts), sum(p.weight for p in parts), now_utc(), socket.gethostname(),
-                        __version__)
+                          settings.balance, cost_estimate=estimates)
+    manifest = Manifest(uuid.uuid4().hex, settings.problem, settings.n, symmetry, generator, tuple(parts), written,
+                        sum(p.weight for p in parts), now_utc(), socket.gethostname(), __version__)
     write_manifest(layout, manifest)
     layout.logs_dir.mkdir(exist_ok=True)  # SLURM cannot create its --output directory: a hand `sbatch` needs it
     return manifest, True

@@ -58,19 +58,30 @@ def test_estimates_are_stored_and_partitions_balanced_by_them(tmp_path: Path, pr
 
 
 @pytest.mark.parametrize("problem,n,target", [("nqueens", 12, 300), ("costas", 11, 400)])
-def test_a_climb_capped_short_of_the_partitions_is_written_a_level_deeper(tmp_path: Path, problem: str, n: int,
-                                                                         target: int) -> None:
+def test_a_climb_capped_short_of_the_partitions_is_written_a_level_deeper(
+        tmp_path: Path, problem: str, n: int, target: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The next rung would pass the hard limit (4 x target) while the pool holds fewer than 128 states a
-    partition: each partition is written one level deeper (N-Queens 27 with 20,000 partitions), the same
-    states as the full next rung, balanced, reproducible and exact."""
+    partition: each partition is written one level deeper (N-Queens 27 with 20,000 partitions), the
+    children of the parents dealt to it, the same states as the full next rung, balanced, reproducible
+    whatever the wave, and exact."""
+    import permenum.poolgen.write as write
+
     p = get_problem(problem)
     ladder = climb(p, n, target, 4.0, p.default_symmetry)
     assert ladder.capped and len(ladder.states) < 128 * 4
-    deep, again, few = (RunLayout(tmp_path / x) for x in ("deep", "again", "few"))
-    for layout in (deep, again):
-        write_pool(layout, PoolSettings(problem, n, 4, target_states=target, seed=5))
+    deep, again, shallow, few = (RunLayout(tmp_path / x) for x in ("deep", "again", "shallow", "few"))
+    write_pool(deep, PoolSettings(problem, n, 4, target_states=target, seed=5))
+    with monkeypatch.context() as m:
+        m.setattr(write, "WAVE_STATES", 37)  # many waves, cut inside a partition's children's neighbours
+        write_pool(again, PoolSettings(problem, n, 4, target_states=target, seed=5))
+        m.setattr(write, "STATES_PER_PARTITION", 0)  # the same dealing, written at the climb's depth
+        write_pool(shallow, PoolSettings(problem, n, 4, target_states=target, seed=5))
     assert all((deep.root / f.relative_to(again.root)).read_bytes() == f.read_bytes()
                for f in (again.root / "pool").iterdir())
+    for k in range(4):
+        parents = pq.read_table(shallow.partition_file(k)).column("prefix").to_pylist()
+        assert sorted({tuple(c[:-1]) for c in pq.read_table(deep.partition_file(k)).column("prefix").to_pylist()}) \
+            == sorted(map(tuple, parents))  # every child beside its parent (each of these parents has one)
     manifest = json.loads(deep.manifest.read_text())
     assert manifest["generator"]["locked_depth"] == ladder.depth + 1 and "one level deeper" in manifest["generator"]["stop_reason"]
     prefixes, est = [], []
