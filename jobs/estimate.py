@@ -7,7 +7,8 @@ Problem.sample_states_per_lane where a run's would make a small block's states t
 counted like a task's chunk, jobs.refine; the last block takes what the budget has left) are counted until ``sample_seconds`` of kernel or
 ``max_fraction`` of the estimated work, and the device's seconds per estimated node over the sample
 (a ratio estimator: measured seconds / estimated nodes of the same states) times the pool's estimated
-nodes is the prediction. The blocks' spread gives its statistical error. Other sizes are projected
+nodes is the prediction (a sample goes on past ``max_fraction`` until it holds MIN_SAMPLE_SECONDS of
+kernel: shorter ones time noise). The blocks' spread gives its statistical error. Other sizes are projected
 with the same seconds per estimated node and their own pools' estimates (a projection: the kernels'
 cost per node drifts slowly with N).
 """
@@ -33,6 +34,10 @@ from permenum.solver.registry import make_solver, variant_for
 PROJECTION_TARGET, PROJECTION_PROBES = 1024, 256
 #: The sizes `estimate` projects, the records' neighbourhood (N-Queens is known to 27, Costas to 29).
 PROJECTED = {"nqueens": range(23, 29), "costas": range(21, 31)}
+#: Kernel seconds a sample holds even past ``max_fraction``: shorter samples time noise (PoCL here, Costas
+#: 14: a 10% sample is 35-60 ms of kernel, and the same command predicted 1.14x and 1.77x the run).
+#: A run shorter than this is sampled whole, and its estimate is its count's own time.
+MIN_SAMPLE_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -93,7 +98,8 @@ def coarse_pool(problem: Problem, n: int, symmetry: str, target: int, seed: int,
 
 
 def estimate(problem_name: str, n: int, device: str | None, sample_seconds: float, max_fraction: float,
-             seed: int = 0, kernel: str | None = None, symmetry: str | None = None) -> Estimate:
+             seed: int = 0, kernel: str | None = None, symmetry: str | None = None,
+             min_sample_seconds: float = MIN_SAMPLE_SECONDS) -> Estimate:
     """Count a seeded random sample of the coarse pool on the device and scale it to the whole pool."""
     if sample_seconds <= 0 or not 0 < max_fraction <= 1:
         raise UserError(f"--sample-seconds must be positive and --max-fraction in (0, 1] "
@@ -115,7 +121,8 @@ def estimate(problem_name: str, n: int, device: str | None, sample_seconds: floa
     taken, size = 0, max(1, len(states) // 1024)
     while taken < len(states) and result.sample_seconds < sample_seconds:
         picked = order[taken:taken + size]
-        if result.blocks:  # the last block takes what the budget has left (a larger launch: a truer rate)
+        if result.sample_seconds >= min_sample_seconds:  # the last block takes what the budget has left
+            # (a larger launch: a truer rate)
             left = budget - sum(b.estimated for b in result.blocks)
             picked = picked[:int(np.searchsorted(np.cumsum(costs[picked], dtype=np.float64), left, "right"))]
             if len(picked) == 0:

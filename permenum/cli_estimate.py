@@ -34,7 +34,8 @@ def _hours(seconds: float) -> str:
 @click.option("--sample-seconds", type=float, default=20.0, show_default=True,
               help="Kernel seconds of the timed sample.")
 @click.option("--max-fraction", type=float, default=0.1, show_default=True,
-              help="The sample counts at most this fraction of the estimated work.")
+              help="The sample counts at most this fraction of the estimated work, or more where that is "
+                   "under half a second of kernel (shorter samples time noise).")
 @click.option("--kernel", "-k", default=None, help="Kernel variant (default: the device's).")
 @click.option("--symmetry", default=None, help="Symmetry reduction (default: the problem's).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the pool's cost walks and of the sample.")
