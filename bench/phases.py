@@ -4,7 +4,8 @@ command's clock, then the task's own log (its chunks' launches).
     python3 bench/phases.py enumerate nqueens 21 --device gpu --run-dir /tmp/q21
 
 Runs the command in this process as the installed one does (no pandas: permenum.launch) with the
-phases' functions wrapped by timers; what it prints last is the process's own total. The figures of
+phases' functions wrapped by timers (the task's too: its load, kernel builds, and each chunk's
+refinement, staging and count); what it prints last is the process's own total. The figures of
 issue 18's item 4 (whole command / kernel) come from here and from bench/record_scale.py.
 """
 
@@ -22,6 +23,8 @@ from permenum.without_pandas import WithoutPandas  # noqa: E402
 sys.meta_path.insert(0, WithoutPandas())
 import permenum.cli as cli  # noqa: E402
 import permenum.jobs.collect as collect  # noqa: E402
+import permenum.jobs.refine as refine  # noqa: E402
+import permenum.jobs.task as task  # noqa: E402
 import permenum.poolgen.write as write  # noqa: E402
 import permenum.solver.opencl as opencl  # noqa: E402
 
@@ -46,7 +49,8 @@ def main() -> None:
     print(f"  {'imports':<20} {0:7.3f} -> {IMPORTS:7.3f} s", file=sys.stderr)
     for module, names in ((write, ("write_pool", "climb", "estimate_costs", "_write_partitions", "write_manifest")),
                           (opencl, ("open_devices",)), (cli, ("_run_local", "_print_collect")),
-                          (collect, ("collect",))):
+                          (collect, ("collect",)), (task, ("make_solver",)), (task._Attempt, ("_load",)),
+                          (refine.RefiningSolver, ("refine", "stage", "count"))):
         for name in names:
             timed(module, name)
     sys.argv = ["permenum", *sys.argv[1:]]
