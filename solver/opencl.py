@@ -18,7 +18,7 @@ import pyopencl as cl
 
 from permenum.problems import StateBatch
 from permenum.problems.base import ChildBatch
-from permenum.solver.devices import DeviceRef, select_devices
+from permenum.solver.devices import DeviceRef, probed_context, select_devices
 
 _lock = threading.Lock()  # guards the two dicts below, held only to look up
 _contexts: dict[tuple[int, int, int | None], "DeviceContext"] = {}
@@ -73,8 +73,8 @@ class DeviceContext:
 
 
 def device_context(ref: DeviceRef) -> DeviceContext:
-    """The device's one context and profiling queue, made on first use (one device's slow start,
-    PoCL's, does not hold back another's)."""
+    """The device's one context (its probe's, if it was probed) and profiling queue, made on first use
+    (one device's slow start, PoCL's, does not hold back another's)."""
     key = ref.key
     with _lock:
         creating = _creating.setdefault(key, threading.Lock())
@@ -82,7 +82,7 @@ def device_context(ref: DeviceRef) -> DeviceContext:
         with _lock:
             if key in _contexts:
                 return _contexts[key]
-        ctx = cl.Context([ref.device])
+        ctx = probed_context(ref) or cl.Context([ref.device])
         queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
         with _lock:
             _contexts[key] = DeviceContext(ref, ctx, queue)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -130,3 +132,19 @@ def test_partitions_one_after_another_on_two_sub_devices(tmp_path: Path, problem
     summary = run_local(layout, workers=1, options=TaskOptions(device="cpu/2", chunk_seconds=0.05), show_progress=False)
     assert sorted(summary.ran) == list(range(5)) and not summary.failed
     assert collect(layout).total == published(series, n)
+
+
+def test_the_cpu_is_probed_once_and_its_probe_context_kept() -> None:
+    """`--device cpu` probes CPU platforms one at a time and stops at the first that builds (here: two
+    PoCL platforms, the second not probed), and the device's work runs in the probe's context."""
+    code = ("from permenum.solver import devices as d\n"
+            "from permenum.solver.opencl import device_context\n"
+            "[ref] = d.select_devices('cpu')\n"
+            "key = (ref.platform_index, ref.device_index)\n"
+            "assert all(c is None and k < key for k, c in d._probed.items() if k != key), d._probed\n"
+            "assert device_context(ref).context is d._probed[key] is not None\n"
+            "print(len({r.platform_index for r in d.all_devices() if d._is_cpu(r)}), len(d._probed))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    platforms, probed = map(int, proc.stdout.split())
+    assert 1 <= probed <= platforms  # only platforms before the chosen one, each of them failed, were probed
