@@ -52,8 +52,9 @@ class CostasEvidence:
 def costas_evidence(layout: RunLayout, n: int, total: int, counted_classes: int | None) -> CostasEvidence:
     """The checks on a complete Costas run's stored arrays (stored_arrays refuses an incomplete run)."""
     found = stored_arrays(layout, expand=False)
-    bad = [a for a in found if not is_costas(a)]
-    representatives = [a for a in found if is_costas(a)]
+    checked = [(a, is_costas(a)) for a in found]
+    bad = [a for a, ok in checked if not ok]
+    representatives = [a for a, ok in checked if ok]
     orbit_total = sum(len(set(symmetries(r))) for r in representatives)
     return CostasEvidence(len(representatives), orbit_total, total, counted_classes, len(welch_arrays(n)),
                           len(golomb_arrays(n)), missing_constructions(n, representatives), bad)
