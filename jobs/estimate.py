@@ -121,8 +121,8 @@ def estimate(problem_name: str, n: int, device: str | None, sample_seconds: floa
     taken, size = 0, max(1, len(states) // 1024)
     while taken < len(states) and result.sample_seconds < sample_seconds:
         picked = order[taken:taken + size]
-        if result.sample_seconds >= min_sample_seconds:  # the last block takes what the budget has left
-            # (a larger launch: a truer rate)
+        if result.blocks and result.sample_seconds >= min_sample_seconds:
+            # the last block takes what the budget has left (a larger launch: a truer rate)
             left = budget - sum(b.estimated for b in result.blocks)
             picked = picked[:int(np.searchsorted(np.cumsum(costs[picked], dtype=np.float64), left, "right"))]
             if len(picked) == 0:

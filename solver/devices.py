@@ -8,8 +8,8 @@ for platforms that do not read it themselves.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 import threading
+from dataclasses import dataclass
 
 import pyopencl as cl
 
