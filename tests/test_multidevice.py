@@ -142,9 +142,6 @@ def test_the_cpu_is_probed_once_and_its_probe_context_kept() -> None:
             "[ref] = d.select_devices('cpu')\n"
             "key = (ref.platform_index, ref.device_index)\n"
             "assert all(c is None and k < key for k, c in d._probed.items() if k != key), d._probed\n"
-            "assert device_context(ref).context is d._probed[key] is not None\n"
-            "print(len({r.platform_index for r in d.all_devices() if d._is_cpu(r)}), len(d._probed))\n")
+            "assert device_context(ref).context is d._probed[key] is not None\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr
-    platforms, probed = map(int, proc.stdout.split())
-    assert 1 <= probed <= platforms  # only platforms before the chosen one, each of them failed, were probed
+    assert proc.returncode == 0, proc.stderr  # its asserts: only platforms before the chosen one were probed, and failed
