@@ -1,48 +1,70 @@
 #!/usr/bin/env bash
-# Keep every device busy (the multi-device measurements of the closing notes), one call on a node
-# with two or more GPUs and no network:   bash bench/gpu_multi.sh OUTDIR
-# One N-Queens 21 partition run by `permenum task` on one GPU (CUDA_VISIBLE_DEVICES=0), on every
-# GPU (--device gpu), and on every GPU plus the CPU (--device all, PoCL from .whl-pocl/ if brought
-# along), each from scratch on the same pool, with each run's set-up/busy seconds per device and its
-# chunk timeline (the task log). SWEEP=1 adds kernel variants side by side on GPU 0 (bench/kernels.py,
-# N=20) with NVIDIA's register/spill report. ENUMERATE=1 adds `permenum enumerate nqueens 21` and
-# `enumerate costas 18` on one GPU and `enumerate nqueens 21` on all, as a user runs them.
+# Every GPU of a node busy: the ways a node of G GPUs is used, each from scratch and checked, on one lent
+# machine with no network (wheels in .whl/, see gpu_node.sh):
+#   bash bench/gpu_multi.sh OUTDIR nqueens   N-Queens $NQ (22): enumerate on 1, 2 and G GPUs (G workers, and
+#                                            one task over all with --workers 1), G one-GPU `permenum task`
+#                                            process streams over 16 and 64 partitions, `run` over 64
+#   bash bench/gpu_multi.sh OUTDIR costas    Costas $CO (22) on 1 and G GPUs, N-Queens 21 and Costas 21 on one
+#                                            (whole command against kernel), ygch/n_queens N=$NQ on G GPUs
+#                                            (its source copied into .peer/ygch, built here with nvcc)
+# Each row: wall seconds of the command, its total and check; then per-device busy seconds and end times
+# (bench/device_busy.py). Rows go to OUTDIR/table.txt, printed last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${1:?usage: gpu_multi.sh OUTDIR}
-mkdir -p "$out"
+out=${1:?usage: gpu_multi.sh OUTDIR nqueens|costas}; what=${2:-nqueens}
+NQ=${NQ:-22}; CO=${CO:-22}
+mkdir -p "$out"; : > "$out/table.txt"
 export PYTHONUNBUFFERED=1
-site=/tmp/permenum-site
-if ls .whl-pocl/*.whl >/dev/null 2>&1; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --target "$site" .whl-pocl/*.whl > "$out/pocl.log" 2>&1
-fi
-bash bench/gpu_node.sh --device all --nqueens 8 > "$out/setup.log" 2>&1 || { cat "$out/setup.log"; exit 1; }
-export PYTHONPATH=$site
+bash bench/gpu_node.sh --device gpu --nqueens 8 > "$out/setup.log" 2>&1 || { cat "$out/setup.log"; exit 1; }
+export PYTHONPATH=/tmp/permenum-site
 repo=$PWD
 pe() { (cd /tmp && python3 -m permenum.cli "$@"); }
+G=$(nvidia-smi -L | wc -l)
 t=/tmp/permenum-runs; rm -rf $t; mkdir -p $t
-N=${NQ:-21}
-{ time pe pool nqueens --n $N --out $t/q -S 8600000; } > "$out/pool.log" 2>&1  # edges: 22.5 M states (-S 5000000 stops at 2.78 M, one launch of 16 per lane)
-for spec in "one-gpu gpu 0" "all-gpus gpu" "gpus-and-cpu all"; do
-    set -- $spec
-    rm -rf $t/q/results $t/q/checkpoints
-    s=$(date +%s.%N)
-    if [ -n "${3:-}" ]; then CUDA_VISIBLE_DEVICES=$3 pe task $t/q -i 0 --device $2 > "$out/task-$1.log" 2>&1
-    else pe task $t/q -i 0 --device $2 > "$out/task-$1.log" 2>&1; fi
-    e=$(date +%s.%N)
-    python3 -c "import json;r=json.load(open('$t/q/results/part-00000.json'));print('N-Queens $N, $1 (--device $2): wall %.2f s, kernel %.2f s, %d chunks, states per device %s, total %s'%($e-$s, r['seconds']['kernel'], r['chunks'], r['device_states'], r['solutions']['weighted']));print('  seconds', {k: round(v, 2) for k, v in r['seconds'].items()}, 'per device', {d: {k: round(v, 2) for k, v in s.items()} for d, s in r['device_seconds'].items()})" >> "$out/multi.log" 2>&1
-    sed -e 's/^.*pid [0-9]*: /  /' $t/q/logs/part-00000.log | grep -v "^  done" | tail -12 >> "$out/multi.log"; rm -f $t/q/logs/part-00000.log
-done
-pe collect $t/q >> "$out/multi.log" 2>&1
-if [ -n "${SWEEP:-}" ]; then
-    (cd /tmp && CUDA_VISIBLE_DEVICES=0 python3 "$repo/bench/kernels.py" --device gpu --nqueens 20 --target-states 8600000 \
-        --variants skip:edges skip-all:edges skip:dihedral skip:mirror --wg 0 64 256 --build-log) > "$out/sweep.log" 2>&1
+nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee -a "$out/table.txt"
+
+row() {  # NAME RUNDIR COMMAND...: time the command, print its total and check, then its devices' busy seconds
+    local name=$1 run=$2; shift 2
+    local s=$EPOCHREALTIME
+    "$@" > "$out/$name.log" 2>&1; local rc=$?
+    local e=$EPOCHREALTIME
+    local said; said=$(grep -h -o -E "total [0-9]+|matches the published count|partial: .*|MISMATCH.*" "$out/$name.log" | head -2 | tr '\n' ' ')
+    awk -v n="$name" -v s="$s" -v e="$e" -v rc="$rc" -v said="$said" 'BEGIN { printf "%-34s %8.2f s  rc=%s  %s\n", n, e - s, rc, said }' | tee -a "$out/table.txt"
+    [ -d "$run/results" ] && (cd /tmp && python3 "$repo/bench/device_busy.py" "$run" --since "$s" --label "$name") | tee -a "$out/table.txt"
+}
+
+streams() {  # RUNDIR PARTITIONS: G process streams, one a GPU, each `permenum task` over its partitions in turn
+    local run=$1 parts=$2 g
+    for ((g = 0; g < G; g++)); do
+        ( for ((i = g; i < parts; i += G)); do CUDA_VISIBLE_DEVICES=$g pe task "$run" -i $i --device gpu || exit 1; done ) &
+    done
+    wait && pe collect "$run"
+}
+
+if [ "$what" = nqueens ]; then
+    gpus() { seq -s, 0 $(($1 - 1)); }
+    row "nqueens$NQ-1gpu" $t/e1 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum.cli enumerate nqueens $NQ --device gpu --run-dir $t/e1"
+    [ "$G" -ge 4 ] && row "nqueens$NQ-2gpu" $t/e2 env CUDA_VISIBLE_DEVICES=$(gpus 2) bash -c "cd /tmp && python3 -m permenum.cli enumerate nqueens $NQ --device gpu --run-dir $t/e2"
+    row "nqueens$NQ-${G}gpu" $t/eG pe enumerate nqueens $NQ --device gpu --run-dir $t/eG
+    row "nqueens$NQ-${G}gpu-one-task" $t/eT pe enumerate nqueens $NQ --device gpu --workers 1 --run-dir $t/eT
+    for P in 16 64; do
+        pe pool nqueens $NQ -P $P --out $t/p$P > "$out/pool$P.log" 2>&1
+        row "nqueens$NQ-${G}x1gpu-procs-P$P" $t/p$P streams $t/p$P $P
+    done
+    pe pool nqueens $NQ -P 64 --out $t/r64 > "$out/pool-r64.log" 2>&1
+    row "nqueens$NQ-run-P64" $t/r64 pe run $t/r64 --device gpu
+    pe collect $t/r64 >> "$out/nqueens$NQ-run-P64.log" 2>&1
+    grep -h -E "total|matches" "$out/nqueens$NQ-run-P64.log" | tail -2 | tee -a "$out/table.txt"
+else
+    row "nqueens21-1gpu" $t/q21 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum.cli enumerate nqueens 21 --device gpu --run-dir $t/q21"
+    row "costas21-1gpu" $t/c21 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum.cli enumerate costas 21 --device gpu --run-dir $t/c21"
+    row "costas$CO-1gpu" $t/c1 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum.cli enumerate costas $CO --device gpu --run-dir $t/c1"
+    row "costas$CO-${G}gpu" $t/cG pe enumerate costas $CO --device gpu --run-dir $t/cG
+    if [ -d .peer/ygch ]; then
+        (cd .peer/ygch && nvcc -gencode arch=compute_90,code=sm_90 -allow-unsupported-compiler -O3 -Xcompiler -fopenmp \
+            -D_USE_CONFIG2_ n_queens_cuda.cu n_queens.cpp utils.cpp main.cpp -o /tmp/ygch) > "$out/ygch-build.log" 2>&1
+        row "ygch-nqueens$NQ-${G}gpu" /nonexistent /tmp/ygch $NQ 7
+        grep -h "result" "$out/ygch-nqueens$NQ-${G}gpu.log" | tee -a "$out/table.txt"
+    fi
 fi
-if [ -n "${ENUMERATE:-}" ]; then
-{ echo "== CUDA_VISIBLE_DEVICES=0 permenum enumerate nqueens 21 --device gpu"; time CUDA_VISIBLE_DEVICES=0 pe enumerate nqueens 21 --device gpu;
-  echo "== CUDA_VISIBLE_DEVICES=0 permenum enumerate costas 18 --device gpu"; time CUDA_VISIBLE_DEVICES=0 pe enumerate costas 18 --device gpu;
-  echo "== permenum enumerate nqueens 21 --device gpu (every GPU)"; time pe enumerate nqueens 21 --device gpu; } > "$out/enumerate.log" 2>&1
-fi
-grep -h "platform" "$out/setup.log"; tail -3 "$out/pool.log"; cat "$out/multi.log"
-grep -shE "^(matches|whole|real|==|nqueens n|costas n|time per)" "$out/enumerate.log"
-grep -sh -E " \| |registers|spill" "$out/sweep.log" | sort | uniq -c | sort -rn | head -40
+echo "== $what on $G GPUs"; cat "$out/table.txt"

@@ -168,17 +168,25 @@ def _beside_gpus(refs: list[DeviceRef]) -> list[DeviceRef]:
     return out
 
 
-def select_devices(spec: str | None) -> list[DeviceRef]:
-    """Resolve a device spec to devices, or raise UserError naming what exists.
+def select_devices(spec: str | None, only: tuple[int, ...] = ()) -> list[DeviceRef]:
+    """Resolve a device spec to devices (those at positions ``only`` of its list, where given), or raise
+    UserError naming what exists.
 
     ``SPEC/K`` splits each device SPEC names into K sub-devices (e.g. ``cpu/2``), which then run as
     separate devices: how multi-device scheduling is exercised on a machine with one CPU.
     """
+    refs = _select(spec)
+    if any(not 0 <= k < len(refs) for k in only):
+        raise UserError(f"device {spec or 'default'} gives {len(refs)} devices, not the {max(only) + 1} asked for")
+    return [refs[k] for k in only] if only else refs
+
+
+def _select(spec: str | None) -> list[DeviceRef]:
     base, slash, parts = (spec or "").partition("/")
     if slash:
         if not parts.isdigit() or int(parts) < 1:
             raise UserError(f"unknown device {spec!r}: after '/' comes the number of sub-devices, e.g. cpu/2")
-        return _split(select_devices(base or None), int(parts))
+        return _split(_select(base or None), int(parts))
     refs = all_devices()
     if not refs:
         raise UserError("no OpenCL device found: install PoCL (`pip install 'permenum[pocl]'`) or a GPU driver's ICD")
