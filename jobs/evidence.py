@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from permenum.jobs.solutions import stored_arrays
 from permenum.layout import RunLayout
 from permenum.problems.costas_constructions import golomb_arrays, missing_constructions, welch_arrays
-from permenum.problems.costas_symmetry import is_costas, symmetries
+from permenum.problems.costas_symmetry import symmetries
 
 
 @dataclass(frozen=True)
@@ -51,13 +51,11 @@ class CostasEvidence:
 
 def costas_evidence(layout: RunLayout, n: int, total: int, counted_classes: int | None) -> CostasEvidence:
     """The checks on a complete Costas run's stored arrays (stored_arrays refuses an incomplete run)."""
-    found = stored_arrays(layout, expand=False)
-    checked = [(a, is_costas(a)) for a in found]
-    bad = [a for a, ok in checked if not ok]
-    representatives = [a for a, ok in checked if ok]
+    stored = stored_arrays(layout, expand=False)  # each array checked there
+    representatives = stored.arrays
     orbit_total = sum(len(set(symmetries(r))) for r in representatives)
     return CostasEvidence(len(representatives), orbit_total, total, counted_classes, len(welch_arrays(n)),
-                          len(golomb_arrays(n)), missing_constructions(n, representatives), bad)
+                          len(golomb_arrays(n)), missing_constructions(n, representatives), stored.not_costas)
 
 
 #: problem -> its evidence from a finished run's own files (`collect` prints it); problems without one have none.

@@ -1,10 +1,18 @@
 """Solutions a task found (Costas arrays): ``solutions/part-NNNNN.parquet``, one row per array.
 
-Written atomically before the result record, so a result always has its solutions beside it.
+Written atomically before the result record, which seals it (records.SolutionsSeal: the file's sha256
+and its number of arrays), so a result always has its solutions beside it and a damaged, cut, padded
+or swapped file is refused in one line before a byte of it is parsed. Why: flipped bytes of unsealed
+files gave tracebacks in `collect`, and an array dropped or duplicated went unnoticed. An accepted
+result's file is never replaced: a later attempt's arrays (`task --force`) go beside its duplicate
+record. Results from before seals are read as before, their arrays counted against the result's raw
+count, every parse failure one line.
 """
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -12,54 +20,93 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from permenum.atomic import write_atomic
+from permenum.errors import UserError, one_line
 from permenum.layout import RunLayout
+from permenum.records import ResultRecord, SolutionsSeal, load_manifest, scan_results, sound_result
+
+Array = tuple[int, ...]
 
 
-def write_arrays(path: Path, arrays: np.ndarray) -> Path:
-    """Arrays (k, n) as zstd Parquet, column ``rows`` = fixed-size list<uint8>[n], written atomically."""
+def write_arrays(path: Path, arrays: np.ndarray) -> SolutionsSeal:
+    """Arrays (k, n) as zstd Parquet, column ``rows`` = fixed-size list<uint8>[n], written atomically;
+    returns the seal of the file as written."""
     n = arrays.shape[1] if arrays.ndim == 2 else 0
     flat = pa.array(np.ascontiguousarray(arrays, np.uint8).reshape(-1))
     rows = pa.FixedSizeListArray.from_arrays(flat, n) if n else pa.array([], pa.list_(pa.uint8()))
     table = pa.table({"rows": rows})
-    write_atomic(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
-    return path
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    data = sink.getvalue().to_pybytes()
+    write_atomic(path, lambda tmp: tmp.write_bytes(data))
+    return SolutionsSeal(hashlib.sha256(data).hexdigest(), len(table))
 
 
-def write_solutions(layout: RunLayout, partition: int, arrays: np.ndarray) -> Path:
-    return write_arrays(layout.solutions_file(partition), arrays)
+def write_solutions(layout: RunLayout, partition: int, attempt: int, arrays: np.ndarray) -> SolutionsSeal:
+    """The partition's arrays, where its result will be accepted; beside the duplicate record where the
+    partition has a sound result already (records.write_result decides the same way), so that the file
+    an accepted result seals is never replaced."""
+    try:
+        accepted = sound_result(layout, load_manifest(layout), partition)
+    except UserError:
+        accepted = None  # damaged: write_result moves it aside and accepts this attempt
+    path = layout.solutions_file(partition) if accepted is None else layout.duplicate_solutions_file(partition, attempt)
+    return write_arrays(path, arrays)
 
 
-def read_solutions(path: Path) -> list[tuple[int, ...]]:
-    column = pq.read_table(path).column("rows").combine_chunks()
-    if len(column) == 0:
-        return []
-    n = column.type.list_size
-    flat = column.values.to_numpy(zero_copy_only=False)
-    return [tuple(int(x) for x in row) for row in flat.reshape(len(column), n)]
+def read_solutions(path: Path, n: int, seal: SolutionsSeal | None = None) -> list[Array]:
+    """The arrays of a solutions file of order ``n``, refused in one line (UserError) when the file does not
+    match ``seal`` or does not parse as one; no check of the arrays themselves (stored_arrays does that)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{path} is missing") from None
+    except OSError as exc:
+        raise UserError(f"{path} is unreadable ({exc.strerror})") from None
+    if seal is not None and hashlib.sha256(data).hexdigest() != seal.sha256:
+        raise UserError(f"{path} is damaged or not its result's (its sha256 does not match the result's seal)")
+    try:
+        column = pq.read_table(pa.BufferReader(data)).column("rows").combine_chunks()
+    except (pa.ArrowException, KeyError, OSError, ValueError) as exc:
+        raise UserError(f"{path} does not parse as a solutions file ({type(exc).__name__}: {one_line(exc)})") from None
+    kind = column.type
+    if len(column) and not (pa.types.is_fixed_size_list(kind) and kind.list_size == n and kind.value_type == pa.uint8()):
+        raise UserError(f"{path} holds {kind}, not arrays of order {n} (fixed_size_list<uint8>[{n}])")
+    flat = column.flatten() if len(column) else pa.array([], pa.uint8())
+    if column.null_count or flat.null_count or len(flat) != len(column) * n:
+        raise UserError(f"{path} has empty entries: not a solutions file")
+    if seal is not None and len(column) != seal.rows:
+        raise UserError(f"{path} holds {len(column)} arrays, its result's seal says {seal.rows}")
+    return [tuple(int(x) for x in row) for row in flat.to_numpy(zero_copy_only=False).reshape(len(column), n)]
 
 
-def collected_arrays(layout: RunLayout, expand: bool) -> list[tuple[int, ...]]:
-    """Every array of a finished run (stored_arrays), each checked for the Costas property by host code."""
-    from permenum.problems.costas_symmetry import is_costas
+def partition_arrays(layout: RunLayout, record: ResultRecord) -> list[Array]:
+    """A result's arrays, checked against it: its seal (sha256, rows) and, for results from before seals,
+    its raw count (one array per solution found)."""
+    arrays = read_solutions(layout.solutions_file(record.partition), record.n, record.solutions_file)
+    if len(arrays) != record.raw:
+        raise UserError(f"{layout.solutions_file(record.partition)} holds {len(arrays)} arrays, the result of "
+                        f"partition {record.partition} counted {record.raw}")
+    return arrays
 
-    found = stored_arrays(layout, expand)
-    bad = [a for a in found if not is_costas(a)]
-    if bad:
-        raise RuntimeError(f"{len(bad)} stored arrays are not Costas arrays, e.g. {bad[0]}")
-    return found
+
+@dataclass(frozen=True)
+class StoredArrays:
+    """What a finished run stored: its Costas arrays (checked by host code), and any that fail the check."""
+
+    arrays: list[Array]  # one per symmetry class, at its representative; every member with expand
+    not_costas: list[Array]  # as stored (a faulty kernel's: their symmetries mean nothing)
 
 
-def stored_arrays(layout: RunLayout, expand: bool) -> list[tuple[int, ...]]:
-    """Every array stored by a finished run, unchecked.
+def stored_arrays(layout: RunLayout, expand: bool) -> StoredArrays:
+    """Every array stored by a finished run, each checked for the Costas property (host code, independent
+    of the kernels) before its symmetries are taken.
 
-    One line per symmetry class, at its representative (the smallest of its 8 images, what the counts
-    count); ``expand`` lists every member of every class instead. Refuses a run whose partitions are not all done (the list would be partial).
-    """
-    from permenum.errors import UserError
-    from permenum.ranges import compact_ranges
+    One entry per symmetry class, at its representative (the smallest of its 8 images, what the counts
+    count); ``expand`` lists every member of every class instead. Refuses a run whose partitions are not
+    all done (the list would be partial), and any solutions file that does not match its result."""
     from permenum.problems import get_problem
-    from permenum.records import load_manifest, scan_results
-    from permenum.problems.costas_symmetry import representative, symmetries
+    from permenum.problems.costas_symmetry import is_costas, representative, symmetries
+    from permenum.ranges import compact_ranges
 
     manifest = load_manifest(layout)
     if not get_problem(manifest.problem).reports_solutions:
@@ -68,15 +115,21 @@ def stored_arrays(layout: RunLayout, expand: bool) -> list[tuple[int, ...]]:
     missing = [i for i in range(manifest.num_partitions) if i not in done]
     if missing:
         raise UserError(f"partitions {compact_ranges(missing)} have no sound result yet: the list would be incomplete")
-    found: set[tuple[int, ...]] = set()
+    found: set[Array] = set()
+    bad: list[Array] = []
     for i in range(manifest.num_partitions):
-        path = layout.solutions_file(i)
-        if not path.exists():
-            raise UserError(f"partition {i} has a result but {path} is missing")
-        try:
-            arrays = read_solutions(path)
-        except (pa.ArrowException, OSError) as exc:
-            raise UserError(f"partition {i}: {path} is unreadable ({exc})") from None
-        for array in arrays:
-            found.update(set(symmetries(array)) if expand else {representative(array)})
-    return sorted(found)
+        for array in partition_arrays(layout, done[i]):
+            if not is_costas(array):
+                bad.append(array)
+            else:
+                found.update(symmetries(array) if expand else (representative(array),))
+    return StoredArrays(sorted(found), bad)
+
+
+def collected_arrays(layout: RunLayout, expand: bool) -> list[Array]:
+    """What `permenum arrays` lists: stored_arrays, refused in one line if any stored array is not a Costas array."""
+    stored = stored_arrays(layout, expand)
+    if stored.not_costas:
+        raise UserError(f"{len(stored.not_costas)} stored arrays are not Costas arrays, e.g. {list(stored.not_costas[0])} "
+                        "(`permenum collect` checks the run)")
+    return stored.arrays

@@ -38,8 +38,11 @@ def write_atomic(path: Path, writer: Callable[[Path], None], *, replace: bool = 
     With ``replace=False`` an existing ``path`` is an error (used for results, which are never
     edited); the check and the rename are made race-free by ``os.link``.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:  # name the file meant, not its temporary sibling (a read-only or full directory)
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes it 0600: a run's files follow the umask, as open() would
     os.close(fd)
     tmp = Path(tmp_name)

@@ -98,11 +98,23 @@ class RunLayout:
     def duplicate_result_file(self, partition: int, attempt: int) -> Path:
         return self.results_dir / "duplicates" / f"{self.part_name(partition)}.attempt-{attempt}.json"
 
+    def duplicate_solutions_file(self, partition: int, attempt: int) -> Path:
+        """A duplicate attempt's arrays (the accepted result's solutions file is never replaced)."""
+        return self.results_dir / "duplicates" / f"{self.part_name(partition)}.attempt-{attempt}.solutions.parquet"
+
     def checkpoint_file(self, partition: int) -> Path:
         return self.checkpoints_dir / f"{self.part_name(partition)}.ckpt"
 
     def solutions_file(self, partition: int) -> Path:
         return self.solutions_dir / f"{self.part_name(partition)}.parquet"
+
+    @property
+    def claims_dir(self) -> Path:
+        return self.root / "claims"
+
+    def claim_file(self, partition: int) -> Path:
+        """Held (flock) by the task counting the partition, so no other executor starts it (jobs.claims)."""
+        return self.claims_dir / f"{self.part_name(partition)}.claim"
 
     def failure_file(self, partition: int) -> Path:
         return self.logs_dir / f"{self.part_name(partition)}.error.json"

@@ -315,6 +315,24 @@ class Seconds:
 
 
 @dataclass(frozen=True)
+class SolutionsSeal:
+    """A result's hold on its solutions file (Costas): the file's sha256 and its number of arrays, so that a
+    damaged, swapped, cut or padded file is refused in one line (jobs.solutions reads it)."""
+
+    sha256: str
+    rows: int
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "SolutionsSeal":
+        if not re.fullmatch(r"[0-9a-f]{64}", str(d["sha256"])):
+            raise ValueError(f"solutions sha256 {d['sha256']!r} is not 64 hex digits")
+        return cls(str(d["sha256"]), parse_count(d["rows"]))
+
+
+@dataclass(frozen=True)
 class ResultRecord:
     """``results/part-NNNNN.json``: a partition's exact counts, written once by its task, never edited."""
 
@@ -339,6 +357,8 @@ class ResultRecord:
     origin: Origin
     finished: str = field(default_factory=now_utc)
     earlier: tuple[AttemptDevices, ...] = ()  # the attempts this one resumed from, and what counted there
+    #: the solutions file written beside it (problems that report solutions); results before seals have none
+    solutions_file: SolutionsSeal | None = None
 
     def counted_by(self) -> tuple[DeviceUse, ...]:
         """The devices that counted the partition's states, in this attempt and the earlier ones it resumed
@@ -380,6 +400,7 @@ class ResultRecord:
                         "this_attempt": self.seconds.this_attempt},
             "environment": self.origin.to_json(), "finished": self.finished,
             "earlier_attempts": [a.to_json() for a in self.earlier],
+            **({"solutions_file": self.solutions_file.to_json()} if self.solutions_file else {}),
         }
 
     @classmethod
@@ -394,7 +415,8 @@ class ResultRecord:
                    None if d.get("nodes") is None else parse_count(d["nodes"]), str(d.get("kernel", "")), devices,
                    Seconds(float(s["load"]), float(s["kernel"]), float(s["total"]), float(s.get("this_attempt", 0.0))),
                    Origin.from_json(d.get("environment") or {}), str(d.get("finished", "")),
-                   tuple(AttemptDevices.from_json(a) for a in d.get("earlier_attempts", ())))
+                   tuple(AttemptDevices.from_json(a) for a in d.get("earlier_attempts", ())),
+                   None if d.get("solutions_file") is None else SolutionsSeal.from_json(d["solutions_file"]))
 
 
 class ResultConflict(RuntimeError):

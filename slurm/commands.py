@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import shlex
+import signal
 import subprocess
 from collections.abc import Sequence
 
@@ -37,13 +38,16 @@ class SlurmCommandError(RuntimeError):
         return f"`{shlex.join(self.cmd)}` {self.problem}{code}" + (f": {said}" if said else "")
 
 
-def run(cmd: Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> str:
-    """Run one SLURM command and return its stdout; raise SlurmCommandError on any failure."""
+def run(cmd: Sequence[str], timeout: float = DEFAULT_TIMEOUT, outlive_term: bool = False) -> str:
+    """Run one SLURM command and return its stdout; raise SlurmCommandError on any failure.
+
+    ``outlive_term``: the command ignores SIGTERM, for one a job runs about itself while SLURM may be ending
+    it (a requeue TERMs every process of the job, then KILLs what is left after KillWait, 30 s by default)."""
     argv = [str(a) for a in cmd]
     log.debug("running %s", shlex.join(argv))
     try:
         proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
-                              check=False)
+                              check=False, preexec_fn=_ignore_term if outlive_term else None)
     except FileNotFoundError:
         raise SlurmCommandError(argv, f"failed: {argv[0]} is not on PATH (install SLURM's client commands, "
                                       "Debian's slurm-client)") from None
@@ -53,6 +57,11 @@ def run(cmd: Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> str:
     if proc.returncode != 0:
         raise SlurmCommandError(argv, "failed", proc.returncode, proc.stdout, proc.stderr)
     return proc.stdout
+
+
+def _ignore_term() -> None:
+    """In the child, before exec: SIGTERM ignored (an ignored signal stays ignored across exec)."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def _text(data: str | bytes | None) -> str:

@@ -24,6 +24,8 @@ from permenum.task_options import TaskOptions
 
 #: Seconds before the time limit at which SLURM sends USR1 to the task (time to checkpoint and requeue).
 DEFAULT_SIGNAL_SECONDS = 120
+#: sbatch's --signal=...@S takes 0-65535 seconds (a 16-bit field of the job).
+MAX_SIGNAL_SECONDS = 65535
 
 #: sbatch options that permenum sets itself; an --sbatch-arg may not override them (it would break the
 #: partition numbering, the log names status reads, or the job name that identifies the run).
@@ -96,8 +98,14 @@ class SbatchOptions:
                 raise UserError(f"{what} must be a non-empty single line (got {value!r})")
         for arg in self.extra:
             check_sbatch_arg(arg)
-        if self.signal_seconds < 1:
-            raise UserError(f"--signal-seconds must be at least 1 (got {self.signal_seconds})")
+        if not 1 <= self.signal_seconds <= MAX_SIGNAL_SECONDS:
+            raise UserError(f"--signal-seconds must be 1 to {MAX_SIGNAL_SECONDS} (got {self.signal_seconds}): "
+                            "SLURM's --signal=B:USR1@S holds no more")
+        limit = 60 * _minutes(self.time) if self.time is not None else 0
+        if limit and self.signal_seconds >= limit:
+            raise UserError(f"--signal-seconds {self.signal_seconds} is not less than --time {self.time} ({limit} s): "
+                            "every task would be told to checkpoint and requeue as it starts")
+
 
 
 def check_sbatch_arg(arg: str) -> None:

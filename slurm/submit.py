@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,7 @@ class ArrayPlan:
 def render_script(layout: RunLayout, manifest: Manifest, options: SbatchOptions) -> str:
     options.validate()
     check_kernel(manifest, options.task)
+    check_device(options.task)
     title = (f"permenum array job: {manifest.problem} n={manifest.n}, {manifest.num_partitions} partitions, "
              f"run {manifest.run_id}")
     return render(layout, job_name(manifest.run_id, manifest.problem, manifest.n), manifest.num_partitions, options,
@@ -77,6 +79,19 @@ def check_kernel(manifest: Manifest, task: TaskOptions | None) -> None:
     from permenum.solver.registry import check_kernel as check
 
     check(manifest.problem, task.kernel, manifest.symmetry)
+
+
+#: What `--device` names (solver.devices resolves it on the node): a kind, or PLATFORM:DEVICE, then /K sub-devices.
+_DEVICE = re.compile(r"(default|all|gpu|cpu|accelerator|\d+:\d+)?(/[1-9]\d*)?")
+
+
+def check_device(task: TaskOptions | None) -> None:
+    """A --device that no node could resolve would fail every array task of the job: refuse it before anything
+    is queued. Only its form is checked: the node's devices are not this host's (a login node has no GPU)."""
+    spec = task.device if task else None
+    if spec is not None and (not spec.strip() or not _DEVICE.fullmatch(spec.strip().lower())):
+        raise UserError(f"unknown device {spec!r} (use gpu, cpu, accelerator, all or PLATFORM:DEVICE, optionally "
+                        "/K sub-devices, e.g. cpu/2)")
 
 
 def submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: bool = False,

@@ -3,6 +3,7 @@ sizes = the total, every Welch / Lempel-Golomb array of the order present; a mis
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,17 @@ from permenum.jobs.solutions import read_solutions, write_arrays
 from permenum.layout import RunLayout
 from permenum.problems.costas_constructions import welch_arrays
 from permenum.problems.costas_symmetry import representative
+from permenum.records import read_result, write_result
 from tests.conftest import published
+
+
+def _store(layout: RunLayout, partition: int, arrays: list[tuple[int, ...]]) -> None:
+    """What a faulty kernel would have left: these arrays, sealed and counted raw by the partition's result
+    (its weighted count, what the total sums, unchanged)."""
+    record = read_result(layout.result_file(partition))
+    seal = write_arrays(layout.solutions_file(partition), np.array(arrays, np.uint8).reshape(len(arrays), 10))
+    layout.result_file(partition).unlink()
+    write_result(layout, dataclasses.replace(record, raw=len(arrays), solutions_file=seal))
 
 
 def test_collect_prints_the_runs_own_evidence_and_catches_a_lost_class(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
@@ -26,14 +37,14 @@ def test_collect_prints_the_runs_own_evidence_and_catches_a_lost_class(tmp_path:
     lost = representative(sorted(welch_arrays(10))[0])
     layout = RunLayout(run)
     for part in range(3):  # every member of the class, wherever it was stored
-        kept = [a for a in read_solutions(layout.solutions_file(part)) if representative(a) != lost]
-        write_arrays(layout.solutions_file(part), np.array(kept, np.uint8).reshape(len(kept), 10))
+        kept = [a for a in read_solutions(layout.solutions_file(part), 10) if representative(a) != lost]
+        _store(layout, part, kept)
     bad = cli("collect", run)
     assert bad.returncode == 1
     assert f"DIFFERS FROM the total {total}" in bad.stderr and "Welch arrays of this order MISSING" in bad.stderr
     # an array that is not a Costas array among the stored ones: named, no traceback
-    arrays = read_solutions(layout.solutions_file(0)) + [tuple(range(10))]
-    write_arrays(layout.solutions_file(0), np.array(arrays, np.uint8).reshape(len(arrays), 10))
+    arrays = read_solutions(layout.solutions_file(0), 10) + [tuple(range(10))]
+    _store(layout, 0, arrays)
     worse = cli("collect", run)
     assert worse.returncode == 1 and "1 stored arrays are NOT Costas arrays, e.g. [0, 1, 2" in worse.stderr
     assert "Traceback" not in worse.stderr

@@ -28,7 +28,10 @@ def is_costas(p: Sequence[int]) -> bool:
 
 
 def inverse(p: Sequence[int]) -> list[int]:
-    """The transpose: column of each row."""
+    """The transpose: column of each row. ValueError when p is not a permutation of 0..n-1 (a damaged or
+    faulty array has no transpose; is_costas says False for it)."""
+    if sorted(p) != list(range(len(p))):
+        raise ValueError(f"{list(p)} is not a permutation of 0..{len(p) - 1}")
     inv = [0] * len(p)
     for c, r in enumerate(p):
         inv[r] = c
