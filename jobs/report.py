@@ -131,13 +131,13 @@ def build_report(layout: RunLayout) -> Report:
     collected = collect(layout)
     if not collected.records:
         raise UserError(f"{layout.root} has no results yet: run its partitions first (`permenum run` or `permenum submit`)")
-    rows = collected.ledger.to_pylist()
+    rows = [r for r in collected.ledger.to_pylist() if r["counted"]]
     # one measure for every partition: nodes where all counted them, else kernel seconds for all
-    unit = "nodes" if all(r["nodes"] is not None for r in rows) else "kernel seconds"
+    unit = "nodes" if all(r.get("nodes") is not None for r in rows) else "kernel seconds"
     parts = [PartitionTime(int(r["partition"]), float(r["seconds_total"]), float(r["seconds_kernel"]), int(r["states"]),
-                           float(r["solutions"]), r["estimated_cost"],
-                           float(r["nodes"]) if unit == "nodes" else float(r["seconds_kernel"]),
-                           r["devices"] or "?", r["models"] or "?") for r in rows]
+                         float(r["solutions"]), r["estimated_nodes"],
+                         float(r["nodes"]) if unit == "nodes" else float(r["seconds_kernel"]),
+                         r["devices"] or "?", r["models"] or "?") for r in rows]
     return Report(collected, parts, unit)
 
 

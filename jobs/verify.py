@@ -114,7 +114,7 @@ def create_verification(layout: RunLayout, request: Request) -> RunLayout:
     seed = None
     if request.partitions is not None:
         if not request.partitions:
-            raise UserError("--partitions lists no partition")
+            raise UserError("--shards lists no partition")
         unknown = [p for p in request.partitions if p not in done]
         if unknown:
             raise UserError(f"partitions {compact_ranges(unknown)} have no result in {layout.root}: nothing to re-count")

@@ -3,7 +3,7 @@
 SLURM may send ``--signal``'s USR1 within a second of starting an array element (seen: 0.3 s after a
 requeued element was started by backfill), while `permenum.cli` and its libraries still import
 (0.4-0.7 s); USR1's default action would end the task without a checkpoint. Held back, the signal
-is delivered once `permenum.cli.main` has installed the handler.
+is delivered once `permenum.cli.app.main` has installed the handler.
 
 The command's process then finds no pandas (permenum.without_pandas).
 """
@@ -21,6 +21,6 @@ def main() -> None:
     from permenum.without_pandas import WithoutPandas
 
     sys.meta_path.insert(0, WithoutPandas())
-    from permenum.cli import main as cli_main
+    from permenum.cli.app import main as cli_main
 
     cli_main()

@@ -83,7 +83,13 @@ class RunLayout:
 
     @property
     def ledger(self) -> Path:
+        """The ledger of a complete run (`permenum collect`)."""
         return self.root / "ledger.parquet"
+
+    @property
+    def partial_ledger(self) -> Path:
+        """The ledger of an unfinished run: its name says so, and no tool reads it for the total by mistake."""
+        return self.root / "ledger.partial.parquet"
 
     @staticmethod
     def part_name(partition: int) -> str:

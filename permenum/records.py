@@ -166,6 +166,11 @@ class Manifest:
     def locked_depth(self) -> int:
         return self.generator.locked_depth
 
+    @property
+    def pool_sha256(self) -> str:
+        """The whole pool's content in one digest: sha256 over its partitions' sha256, in order."""
+        return hashlib.sha256("\n".join(p.sha256 for p in self.partitions).encode()).hexdigest()
+
     def partition(self, index: int) -> PartitionEntry:
         if not 0 <= index < self.num_partitions:
             raise UserError(f"partition {index} does not exist: this pool has partitions 0..{self.num_partitions - 1}")
@@ -204,10 +209,15 @@ def write_manifest(layout: RunLayout, manifest: Manifest) -> None:
     _write_sealed(layout.manifest, manifest.to_json())
 
 
+def not_a_run(layout: RunLayout) -> str:
+    """The one wording, in every command, for a directory that holds no run."""
+    return f"{layout.root} is not a run directory: it has no {layout.manifest.name} (`permenum pool` writes one)"
+
+
 def load_manifest(layout: RunLayout) -> Manifest:
     path = layout.manifest
     if not path.exists():
-        raise UserError(f"{layout.root} is not a pool: {path.name} is missing (run `permenum pool` first)")
+        raise UserError(not_a_run(layout))
     data = _read_sealed(path, "manifest", MANIFEST_FORMAT)
     return _parse(path, "manifest", Manifest.from_json, data)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install permenum into ./.venv with what it needs from Debian 12 and PyPI.
-#   bash scripts/install.sh          the tool, with PoCL's CPU OpenCL device
-#   bash scripts/install.sh --test   also what the tests need (slurm-wlm, munge, pytest, matplotlib, pandas, duckdb)
+#   bash scripts/install.sh          the tool (matplotlib included, for `report --plot`), with PoCL's CPU OpenCL device
+#   bash scripts/install.sh --test   also what the tests need (slurm-wlm, munge, pytest, pandas, duckdb, polars)
 # Debian's pocl-opencl-icd is installed beside PyPI's PoCL: PyPI's PoCL 3.0 (LLVM 14) cannot build
 # kernels on CPUs newer than its LLVM (seen on AMD Zen 5); permenum picks whichever PoCL works.
 set -euo pipefail

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -38,7 +39,7 @@ def test_exact_totals_1_to_13(tmp_path: Path, kernel: str, symmetry: str, partit
             assert "partitions but the pool has only" in str(exc)
             assert not layout.manifest.exists()
             continue
-        summary = run_local(layout, workers=2, options=TaskOptions(kernel=kernel), show_progress=False)
+        summary = run_local(layout, workers=2, options=TaskOptions(device="cpu/2", kernel=kernel), show_progress=False)
         assert not summary.failed
         c = collect(layout)
         assert c.complete and c.total == published("nqueens_total", n), (n, c.total)
@@ -54,20 +55,53 @@ def test_enumerate_command(cli, n: int) -> None:  # type: ignore[no-untyped-def]
     assert "matches the published count" in proc.stdout
 
 
-def test_ledger_sums_in_pandas_and_duckdb(tmp_path: Path) -> None:
-    """The README's one-liners: the count columns sum to the totals with no cast, in both tools."""
+def test_ledger_sums_in_pandas_duckdb_and_polars(tmp_path: Path) -> None:
+    """The README's one-liners: the count columns sum to the totals with no cast in pandas, DuckDB and polars;
+    SLURM ids arrive as nullable integers, times as timestamps; the file's metadata says what run it is of."""
     import duckdb
     import pandas as pd
+    import polars as pl
 
     layout = RunLayout(tmp_path / "q12")
     write_pool(layout, PoolSettings("nqueens", 12, 5, target_states=256, seed=1))
-    assert not run_local(layout, workers=2, options=TaskOptions(count_nodes=True), show_progress=False).failed
+    assert not run_local(layout, workers=1, options=TaskOptions(device="cpu/2", count_nodes=True), show_progress=False).failed
     c = collect(layout)
+    raw = sum(r.raw for r in c.records)
     df = pd.read_parquet(layout.ledger)
     assert df.solutions.sum() == c.total == published("nqueens_total", 12)
-    assert df.solutions_raw.sum() == sum(r.raw for r in c.records) and df.nodes.sum() > 0
+    assert df.solutions_raw.sum() == raw and df.nodes.sum() > 0
+    assert str(df.slurm_job_id.dtype) == "Int64" and df.slurm_job_id.isna().all()  # a local run: no SLURM ids
+    assert str(df.finished.dtype).startswith("datetime64") and "classes" not in df.columns  # N-Queens has no classes
     row = duckdb.sql(f"SELECT sum(solutions), sum(solutions_raw) FROM '{layout.ledger}'").fetchall()[0]
-    assert row == (c.total, sum(r.raw for r in c.records))
+    assert row == (c.total, raw)
+    assert pl.read_parquet(layout.ledger)["solutions"].sum() == c.total
+    meta = {k.decode(): v.decode() for k, v in pq.read_schema(layout.ledger).metadata.items()}
+    assert meta["permenum.complete"] == "true" and meta["permenum.total"] == str(c.total)
+    assert (meta["permenum.problem"], meta["permenum.n"], meta["permenum.partitions_done"]) == ("nqueens", "12", "5")
+    assert meta["permenum.matches_published"] == "true" and meta["permenum.run_id"] == c.manifest.run_id
+    assert pq.read_schema(layout.ledger).field("seconds_kernel").metadata[b"unit"] == b"s"
+
+
+def test_collect_of_an_unfinished_run_is_partial(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """6 of 8 partitions counted: no total line, exit 1, and a ledger whose name, metadata and rows say partial."""
+    layout = RunLayout(tmp_path / "run")
+    cli("pool", "nqueens", 10, "--out", layout.root, "-P", 8, check=True)
+    for i in range(6):
+        cli("task", layout.root, "--shard", i, check=True)
+    proc = cli("collect", layout.root)
+    assert proc.returncode == 1 and not re.search(r"\btotal \d", proc.stdout)
+    c = collect(layout)
+    assert f"partial: {c.total} from 6/8 partitions" in proc.stdout and "6-7" in proc.stderr
+    assert not layout.ledger.exists() and layout.partial_ledger.exists()
+    table = pq.read_table(layout.partial_ledger)
+    assert table.schema.metadata[b"permenum.complete"] == b"false"
+    assert table.column("counted").to_pylist() == [True] * 6 + [False] * 2
+    assert table.column("solutions").to_pylist()[6:] == [None, None]
+    for i in (6, 7):
+        cli("task", layout.root, "--shard", i, check=True)
+    proc = cli("collect", layout.root, check=True)
+    assert f"total {published('nqueens_total', 10)} from 8/8" in proc.stdout
+    assert layout.ledger.exists() and not layout.partial_ledger.exists()
 
 
 def test_next_partition_starts_while_the_last_chunks_of_one_count(tmp_path: Path) -> None:

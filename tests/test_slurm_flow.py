@@ -24,7 +24,7 @@ PARTITIONS = 8
 
 
 def _pool(cli, run: Path) -> None:  # type: ignore[no-untyped-def]
-    cli("pool", "nqueens", "--n", 12, "--out", run, "-P", PARTITIONS, check=True)
+    cli("pool", "nqueens", 12, "--out", run, "-P", PARTITIONS, check=True)
 
 
 def test_full_flow_through_slurm(slurm_cluster: cluster.ClusterInfo, tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
@@ -130,7 +130,7 @@ def test_cancelled_while_pending_is_failed_however_cancelled(slurm_cluster: clus
     """One rule: an element cancelled alone (SLURM keeps no record) and the pending elements of a cancelled
     array (one CANCELLED record, no run time) both ended without a result: failed, and resubmit runs them."""
     run = tmp_path / "cancelled pending"
-    cli("pool", "nqueens", "--n", 12, "--out", run, "-P", 6, check=True)
+    cli("pool", "nqueens", 12, "--out", run, "-P", 6, check=True)
     cli("submit", run, "--throttle", 1, env=slurm_cluster.env, check=True)
     job = submissions(run)[0]["job_id"]
     slurm(slurm_cluster, "scancel", f"{job}_4")

@@ -1,6 +1,6 @@
 """`permenum estimate PROBLEM N [--device D] [--gpus G]`: device-hours of a full run, from a timed sample.
 
-Thin like cli.py: parse, call permenum.jobs.estimate, print.
+Parse, call permenum.jobs.estimate, print.
 """
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 
 import click
-from rich.console import Console
 from rich.table import Table
 
-out = Console(highlight=False, soft_wrap=True)
+from permenum.cli.common import out
+from permenum.cli.options import KERNEL, KERNEL_HELP, PROBLEM, SYMMETRY, SYMMETRY_HELP
 
 
 def _hours(seconds: float) -> str:
@@ -25,8 +25,8 @@ def _hours(seconds: float) -> str:
     return f"{seconds / (365.25 * 86400):.1f} years"
 
 
-@click.command()
-@click.argument("problem")
+@click.command(short_help="Predict the device-hours of a full run.")
+@click.argument("problem", type=PROBLEM)
 @click.argument("n", type=int)
 @click.option("--device", "-d", default=None, help="The device to measure: gpu | cpu | PLATFORM:DEVICE (the first of them).")
 @click.option("--gpus", "-G", type=click.IntRange(min=1), default=1, show_default=True,
@@ -36,8 +36,8 @@ def _hours(seconds: float) -> str:
 @click.option("--max-fraction", type=float, default=0.1, show_default=True,
               help="The sample counts at most this fraction of the estimated work, or more where that is "
                    "under half a second of kernel (shorter samples time noise).")
-@click.option("--kernel", "-k", default=None, help="Kernel variant (default: the device's).")
-@click.option("--symmetry", default=None, help="Symmetry reduction (default: the problem's).")
+@click.option("--kernel", "-k", type=KERNEL, default=None, help=KERNEL_HELP)
+@click.option("--symmetry", type=SYMMETRY, default=None, help=SYMMETRY_HELP)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the pool's cost walks and of the sample.")
 @click.option("--project/--no-project", default=True, show_default=True,
               help="Also project the record sizes (N-Queens 23-28, Costas 21-30) on this device.")
@@ -88,8 +88,3 @@ def estimate(problem: str, n: int, device: str | None, gpus: int, sample_seconds
             row = [str(size), f"{seconds / 3600:.4g}", _hours(seconds)]
             table.add_row(*row, *([_hours(seconds / gpus)] if gpus > 1 else []))
         out.print(table)
-
-
-def register(group: click.Group) -> None:
-    """Add `estimate` to the `permenum` group."""
-    group.add_command(estimate)

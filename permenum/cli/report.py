@@ -1,6 +1,6 @@
 """`permenum report RUN [--plot FILE.png]`: how evenly the run's work was spread, as a table and a picture.
 
-Thin like cli.py: parse, call permenum.jobs.report, print.
+Parse, call permenum.jobs.report, print.
 """
 
 from __future__ import annotations
@@ -10,18 +10,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 from rich.table import Table
 
-from permenum.layout import RunLayout
+from permenum.cli.common import existing_run, out, ranges, verified_line
 
 if TYPE_CHECKING:
     from permenum.jobs.report import Report
 
-out = Console(highlight=False, soft_wrap=True)
-
-
-@click.command()
+@click.command(short_help="How evenly the work was spread, as a table and a PNG.")
 @click.argument("run", type=click.Path(file_okay=False))
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
               help="Also write a PNG: sorted task times, estimated vs measured cost, throughput per device.")
@@ -30,15 +26,13 @@ out = Console(highlight=False, soft_wrap=True)
 def report(run: str, plot_file: str | None, by_model: bool) -> None:
     """Per-partition times, imbalance (slowest / mean task time), device throughput, estimated vs measured cost."""
     from permenum.jobs.collect import spread
-    from permenum.ranges import compact_ranges
-    from permenum.cli_verify import verified_line
     from permenum.jobs.report import build_report, plot_report
     from permenum.jobs.verify import RunResults, verified
 
-    rep = build_report(RunLayout(Path(run)))
+    rep = build_report(existing_run(run))
     c, m = rep.collected, rep.collected.manifest
     if c.missing:
-        check = f"incomplete: no result for {compact_ranges(c.missing)}"
+        check = f"incomplete: no result for {ranges(c.missing)}"
     elif c.known_total is None:
         check = "no published count"
     else:
@@ -49,7 +43,7 @@ def report(run: str, plot_file: str | None, by_model: bool) -> None:
     summary.add_column()
     summary.add_row("partitions", f"{len(rep.parts)}/{m.num_partitions} done, balanced by {rep.balance}")
     summary.add_row("total", f"{c.total} ({check})")
-    checks = verified(RunLayout(Path(run)), RunResults(m, {r.partition: r for r in c.records}))
+    checks = verified(existing_run(run), RunResults(m, {r.partition: r for r in c.records}))
     summary.add_row("verified", verified_line(checks).removeprefix("verified: ") if checks.checks or checks.unreadable
                     else "no verifications (`permenum verify RUN --sample F`)")
     mean = statistics.fmean(rep.seconds)
@@ -84,8 +78,3 @@ def _estimates_line(rep: "Report") -> str:
     return (f"measured/estimated per partition min {min(ratios.values()):.2f} / median "
             f"{statistics.median(ratios.values()):.2f} / max {max(ratios.values()):.2f}; {within}/{len(ratios)} within "
             f"20%; worst partition {worst} ({ratios[worst]:.2f})" + ("" if r is None else f"; Pearson r {r:.2f}"))
-
-
-def register(group: click.Group) -> None:
-    """Add `report` to the `permenum` group."""
-    group.add_command(report)

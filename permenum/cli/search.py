@@ -8,24 +8,23 @@ import shutil
 import sys
 import tempfile
 import threading
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 
+from permenum.cli.common import EXIT_INCOMPLETE, err, layout as run_layout, out, slurm_backend, slurm_errors
+from permenum.cli.options import DEVICE_HELP, PROBLEM, sbatch_options
+from permenum.cli.runner import print_search_status
 from permenum.errors import UserError
-from permenum.layout import RunLayout
 
 if TYPE_CHECKING:
     from permenum.jobs.environment import StopRequest
     from permenum.jobs.search import Request
     from permenum.records import SearchResult
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-EXIT_NOT_FOUND = 1
+EXIT_NOT_FOUND = EXIT_INCOMPLETE
 
 
 def _stop_on_signals(device: str | None, stop: "StopRequest | None" = None) -> threading.Event:
@@ -57,46 +56,13 @@ def _report(result: "SearchResult", out_file: str | None) -> int:
     return EXIT_NOT_FOUND
 
 
-def print_search_status(layout: RunLayout, ask_scheduler: bool = False) -> int:
-    """What `status` and `collect` say about a search run: each task's end, who found, after how long,
-    how many walk-iterations all tasks tried; with ``ask_scheduler``, the tasks SLURM still holds."""
-    from permenum.jobs.search import summarize
-
-    s = summarize(layout)
-    p = s.plan
-    if ask_scheduler:
-        from permenum.cli_slurm import slurm_backend, slurm_errors
-        from permenum.ranges import compact_ranges
-        from permenum.slurm.search import queue
-
-        with slurm_errors():
-            held = queue(slurm_backend()[0], p)
-        for state in sorted({t.state for t in held}):
-            out.print(f"{state.lower()}: tasks {compact_ranges(sorted(t.index for t in held if t.state == state))}",
-                      markup=False)
-    out.print(f"search {p.problem} n={p.n}, seed {p.seed}: {len(s.ended)}/{p.tasks} tasks ended; "
-              f"{s.walk_iterations} walk-iterations in all", markup=False)
-    for t, r in sorted(s.ended.items()):
-        out.print(f"  task {t}: {r.status}, {r.walks} walks x {r.iterations} iterations, lowest cost {r.best}, "
-                  f"{r.seconds:.2f} s on {r.device}", markup=False)
-    for t, why in sorted(s.damaged.items()):
-        err.print(f"  task {t}: damaged record: {why}", markup=False)
-    if s.found is None:
-        out.print("no solution found yet", markup=False)
-        return EXIT_NOT_FOUND
-    f = s.found
-    out.print(f"found by task {f.task}, walk {f.walk} (seed {f.walk_seed}), after {f.iterations} iterations and "
-              f"{f.seconds:.2f} s; checked; {layout.search_found}", markup=False)
-    return 0
-
-
-@click.command()
-@click.argument("problem")
+@click.command(short_help="Find one solution by local search.")
+@click.argument("problem", type=PROBLEM)
 @click.argument("n", type=int)
 @click.option("--seed", type=click.IntRange(min=0, max=(1 << 64) - 1), default=0, show_default=True,
               help="Walk w of task t starts from seed + t * 2^32 + w: the same seed finds the same solution.")
 @click.option("--walks", type=click.IntRange(min=1), default=None, help="Walks per task (default: what fills the device).")
-@click.option("--device", "-d", default=None, help="gpu | cpu | accelerator | PLATFORM:DEVICE")
+@click.option("--device", "-d", default=None, help=DEVICE_HELP)
 @click.option("--max-seconds", type=click.FloatRange(min=0), default=None, help="Give up after this long (exit 1).")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
               help="Write the result as JSON (problem, n, solution, seed, walks, iterations, seconds, device, ...).")
@@ -105,12 +71,7 @@ def print_search_status(layout: RunLayout, ask_scheduler: bool = False) -> int:
 @click.option("--tasks", type=click.IntRange(min=1), default=1, show_default=True,
               help="Tasks with disjoint seed ranges: local workers, or array tasks with --submit.")
 @click.option("--submit", "to_slurm", is_flag=True, help="Submit the tasks as a SLURM array (needs --run-dir).")
-@click.option("--time", "time_limit", default=None, help="With --submit: time limit per task, e.g. 01:00:00.")
-@click.option("--partition", "slurm_partition", default=None, help="With --submit: SLURM partition.")
-@click.option("--account", default=None, help="With --submit: SLURM account.")
-@click.option("--gpus-per-task", "-G", type=int, default=None, help="With --submit: --gres=gpu:G per task.")
-@click.option("--throttle", "-T", type=int, default=None, help="With --submit: at most T tasks at once.")
-@click.option("--sbatch-arg", "sbatch_args", multiple=True, help="With --submit: extra sbatch option, repeatable.")
+@partial(sbatch_options, prefix="With --submit: ")
 def search(problem: str, n: int, seed: int, walks: int | None, device: str | None, max_seconds: float | None,
            out_file: str | None, run_dir: str | None, tasks: int, to_slurm: bool, time_limit: str | None,
            slurm_partition: str | None, account: str | None, gpus_per_task: int | None, throttle: int | None,
@@ -131,7 +92,7 @@ def search(problem: str, n: int, seed: int, walks: int | None, device: str | Non
         stop = _stop_on_signals(device)
         sys.exit(_report(run_search(request, stop, progress=lambda line: err.print(line, markup=False)), out_file))
     tmp = None if run_dir else tempfile.mkdtemp(prefix=f"permenum-search-{problem}-{n}-")
-    layout = RunLayout(Path(run_dir or Path(tmp) / "run"))  # type: ignore[arg-type]
+    layout = run_layout(run_dir or Path(tmp) / "run")  # type: ignore[arg-type]
     try:
         create_run(layout, request, tasks)
         run_local(layout, _stop_on_signals(device), progress=lambda line: err.print(line, markup=False))
@@ -145,7 +106,6 @@ def search(problem: str, n: int, seed: int, walks: int | None, device: str | Non
 
 
 def _submit(request: "Request", tasks: int, run_dir: str | None, sbatch: tuple[Any, ...]) -> int:
-    from permenum.cli_slurm import slurm_backend, slurm_errors
     from permenum.jobs.search import create_run
     from permenum.slurm.script import SbatchOptions
     from permenum.slurm.search import submit
@@ -155,7 +115,7 @@ def _submit(request: "Request", tasks: int, run_dir: str | None, sbatch: tuple[A
     time_limit, partition, account, gpus, throttle, extra = sbatch
     options = SbatchOptions(throttle, gpus, time_limit, partition, account, tuple(extra))
     options.validate()
-    layout = RunLayout(Path(run_dir))
+    layout = run_layout(run_dir)
     with slurm_errors():
         backend, _ = slurm_backend()
         plan = create_run(layout, request, tasks)
@@ -165,7 +125,7 @@ def _submit(request: "Request", tasks: int, run_dir: str | None, sbatch: tuple[A
     return 0
 
 
-@click.command(name="search-task")
+@click.command(name="search-task", short_help="One task of a search run (an array task).")
 @click.argument("run", type=click.Path(file_okay=False))
 @click.option("--task", "-t", type=click.IntRange(min=0), required=True)
 @click.option("--device", "-d", default=None, help="Override the run's device for this task.")
@@ -180,15 +140,10 @@ def search_task(early: "StopRequest | None", run: str, task: int, device: str | 
     from permenum.records import load_search_plan
     from permenum.slurm.search import cancel_others
 
-    layout = RunLayout(Path(run))
+    layout = run_layout(run)
     plan = load_search_plan(layout)
     stop = _stop_on_signals(device or plan.device, early)
     result = run_task(layout, task, stop, lambda: err.print(cancel_others(plan, task), markup=False), device,
                       progress=lambda line: err.print(line, markup=False))
     rc = _report(result, None)
     sys.exit(0 if result.found or result.status == "cancelled" else rc)
-
-
-def register(group: click.Group) -> None:
-    for command in (search, search_task):
-        group.add_command(command)

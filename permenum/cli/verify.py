@@ -1,7 +1,6 @@
 """`permenum verify RUN`: re-count a sample of a run's partitions with another kernel or on another device.
 
-Thin like cli.py: parse, call permenum.jobs.verify (and the local executor or SLURM submission that
-every run uses), print.
+Parse, call permenum.jobs.verify (and the local executor or SLURM submission that every run uses), print.
 """
 
 from __future__ import annotations
@@ -9,50 +8,43 @@ from __future__ import annotations
 import shlex
 import sys
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 
-from permenum.cli_options import task_options
+from permenum.cli.common import err, existing_run, out, ranges, slurm_backend, slurm_errors
+from permenum.cli.options import WORKERS_HELP, Renaming, sbatch_options, task_options
+from permenum.cli.runner import run_here
 from permenum.errors import UserError
 from permenum.layout import RunLayout
 
 if TYPE_CHECKING:
-    from permenum.jobs.verify import Verified
     from permenum.records import Comparison, VerificationPlan
     from permenum.task_options import TaskOptions
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
 
-
-@click.command()
+@click.command(cls=Renaming, renamed={"--partitions": "--shards"}, short_help="Re-count a sample of a run, compare.")
 @click.argument("run", type=click.Path(file_okay=False))
 @click.option("--sample", type=float, default=None, help="Re-count this fraction of the partitions with a result "
               "(drawn from --seed).")
-@click.option("--partitions", "listed", default=None, help="Re-count these partitions, e.g. 3,7,12-14.")
+@click.option("--shards", "listed", default=None, metavar="LIST",
+              help="Re-count these partitions, e.g. 3,7,12-14 (formerly --partitions).")
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="Seed of the sample (default: a random one, recorded).")
 @click.option("--id", "name", default=None, help="Go on with this verification (count what it has not yet).")
 @click.option("--reflect", is_flag=True, help="Re-count each partition's mirror image (N-Queens mirror and none pools): "
               "another search that must count the same.")
 @click.option("--check", is_flag=True, help="Count nothing: compare every verification of RUN with its results.")
-@click.option("--workers", "-w", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--workers", "-w", type=click.IntRange(min=1), default=None, help=WORKERS_HELP)
 @click.option("--submit", "as_array", is_flag=True, help="Re-count as a SLURM array instead of here.")
-@click.option("--throttle", "-T", type=int, default=None, help="With --submit: at most T array tasks at once.")
-@click.option("--gpus-per-task", "-G", type=int, default=None, help="With --submit: --gres=gpu:G per task.")
-@click.option("--time", "time_limit", default=None, help="With --submit: time limit per task.")
-@click.option("--partition", "slurm_partition", default=None, help="With --submit: SLURM partition (queue).")
-@click.option("--account", default=None, help="With --submit: SLURM account to charge.")
-@click.option("--sbatch-arg", "sbatch_args", multiple=True, help="With --submit: extra sbatch option, repeatable.")
+@partial(sbatch_options, prefix="With --submit: ")
 @partial(task_options, kernel_help="Kernel that re-counts (default: one the run's devices did not use: N-Queens dfs "
          "for mirror/none pools, else skip-all; Costas dfs or fc).")
 def verify(run: str, sample: float | None, listed: str | None, seed: int | None, name: str | None, reflect: bool,
            check: bool,
-           workers: int, as_array: bool, throttle: int | None, gpus_per_task: int | None, time_limit: str | None,
-           slurm_partition: str | None, account: str | None, sbatch_args: tuple[str, ...], device: str | None,
+           workers: int | None, as_array: bool, throttle: int | None, gpus_per_task: int | None,
+           time_limit: str | None, slurm_partition: str | None, account: str | None, sbatch_args: tuple[str, ...],
+           device: str | None,
            kernel: str | None, count_nodes: bool, chunk_seconds: float) -> None:
     """Re-count a seeded sample of RUN's partitions (or the listed ones) with another kernel and/or on another
     device, compare them with RUN's results, and record the comparison in RUN/verify/<id>/.
@@ -64,8 +56,8 @@ def verify(run: str, sample: float | None, listed: str | None, seed: int | None,
     """
     from permenum.jobs import verify as v
 
-    layout = RunLayout(Path(run))
-    new = {"--sample": sample, "--partitions": listed, "--seed": seed, "--kernel": kernel, "--device": device,
+    layout = existing_run(run)
+    new = {"--sample": sample, "--shards": listed, "--seed": seed, "--kernel": kernel, "--device": device,
            "--reflect": reflect or None, "--count-nodes": count_nodes or None}
     given = [option for option, value in new.items() if value is not None]
     if (check or name) and given:
@@ -81,7 +73,7 @@ def verify(run: str, sample: float | None, listed: str | None, seed: int | None,
 
     plan = load_verification_plan(shadow)
     options = TaskOptions(plan.device, plan.kernel, plan.count_nodes, chunk_seconds)
-    out.print(f"verification {plan.name}: partitions {_ranges(plan.partitions)} with kernel {plan.kernel}"
+    out.print(f"verification {plan.name}: partitions {ranges(plan.partitions)} with kernel {plan.kernel}"
               + (f" on {plan.device}" if plan.device else "")
               + (f" (sample {plan.sample:g}, seed {plan.seed})" if plan.seed is not None else "")
               + (", each as its mirror image" if plan.reflected else ""), markup=False)
@@ -91,10 +83,8 @@ def verify(run: str, sample: float | None, listed: str | None, seed: int | None,
         out.print(f"when it is done: `permenum verify {shlex.quote(run)} --check --id {plan.name}`", markup=False)
         return
     if todo:
-        from permenum.cli import _run_local
-
         again = f"permenum verify {shlex.quote(run)} --id {plan.name}"
-        code = _run_local(str(shadow.root), workers, options, again=again)
+        code = run_here(shadow, workers, options, again=again)
         if code:
             sys.exit(code)
     sys.exit(_check(layout, [shadow]))
@@ -108,14 +98,14 @@ def _new_verification(layout: RunLayout, sample: float | None, listed: str | Non
     from permenum.ranges import expand_ranges
 
     if (sample is None) == (listed is None):
-        raise UserError("give --sample F or --partitions LIST (or --id ID to go on with a verification, --check to "
+        raise UserError("give --sample F or --shards LIST (or --id ID to go on with a verification, --check to "
                         "compare)")
     if listed is not None and seed is not None:
-        raise UserError("--seed draws a sample: not with --partitions")
+        raise UserError("--seed draws a sample: not with --shards")
     try:
-        partitions = expand_ranges(listed) if listed is not None else None
+        partitions = expandranges(listed) if listed is not None else None
     except ValueError as exc:
-        raise UserError(f"--partitions: {exc}") from None
+        raise UserError(f"--shards: {exc}") from None
     if not as_array:  # the device must exist here before anything is written (a node's is checked there)
         from permenum.solver.devices import select_devices
 
@@ -126,7 +116,6 @@ def _new_verification(layout: RunLayout, sample: float | None, listed: str | Non
 def _submit(shadow: RunLayout, options: "TaskOptions", todo: list[int], throttle: int | None,
             gpus_per_task: int | None, time_limit: str | None, slurm_partition: str | None, account: str | None,
             sbatch_args: tuple[str, ...]) -> None:
-    from permenum.cli_slurm import slurm_backend, slurm_errors
     from permenum.slurm import submit as sub
     from permenum.slurm.script import SbatchOptions
 
@@ -161,7 +150,7 @@ def _check(layout: RunLayout, shadows: list[RunLayout]) -> int:
         bad += [c.partition for c in comparisons if c.verdict == "DISAGREES"]
         unfinished = unfinished or any(c.verdict == "pending" for c in comparisons)
     if bad:
-        err.print(f"[red]DISAGREE:[/red] partitions {_ranges(bad)}: their re-count differs from the run's result")
+        err.print(f"[red]DISAGREE:[/red] partitions {ranges(bad)}: their re-count differs from the run's result")
         return EXIT_DISAGREES
     return 1 if unfinished else 0
 
@@ -174,35 +163,11 @@ def _print_check(plan: "VerificationPlan", comparisons: "list[Comparison]") -> N
     out.print(f"verification {plan.name} ({plan.kernel}{' on ' + plan.device if plan.device else ''}): "
               f"{len(agree)}/{len(comparisons)} partitions agree"
               + (f" (nodes compared on {nodes})" if nodes else "")
-              + (f"; {_ranges(repeated)} by the same kernel on the same model: not independent" if repeated else "")
-              + (f"; not re-counted yet: {_ranges(waiting)}" if waiting else ""), markup=False)
+              + (f"; {ranges(repeated)} by the same kernel on the same model: not independent" if repeated else "")
+              + (f"; not re-counted yet: {ranges(waiting)}" if waiting else ""), markup=False)
     for c in comparisons:
         if c.verdict == "DISAGREES" and c.recount is not None:
             ref, new = c.reference, c.recount
             err.print(f"partition {c.partition} DISAGREES on {', '.join(c.differs)}: run {ref.solutions} solutions "
                       f"({', '.join(ref.kernels)}, {', '.join(ref.models)}, {ref.host}), re-count {new.solutions} "
                       f"({', '.join(new.kernels)}, {', '.join(new.models)}, {new.host})", markup=False)
-
-
-def verified_line(v: "Verified") -> str:
-    """One line for `collect` and `report`: the verified fraction of the run, and any disagreement."""
-    line = (f"verified: {len(v.agreeing)}/{v.partitions} partitions ({100 * v.fraction:.1f}%) re-counted "
-            f"independently in agreement ({len(v.checks)} verification{'s' if len(v.checks) != 1 else ''})")
-    if v.pending:
-        line += f"; {len(v.pending)} not re-counted yet"
-    for name, why in sorted(v.unreadable.items()):
-        line += f"; verification {name} unreadable: {why}"
-    if v.disagreeing:
-        line += f"; DISAGREE: partitions {_ranges(v.disagreeing)}"
-    return line
-
-
-def _ranges(partitions: list[int]) -> str:
-    from permenum.ranges import compact_ranges
-
-    return compact_ranges(partitions)
-
-
-def register(group: click.Group) -> None:
-    """Add `verify` to the `permenum` group."""
-    group.add_command(verify)

@@ -1,0 +1,69 @@
+"""`permenum enumerate PROBLEM N`: pool + run + collect on this machine, in one command."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import click
+
+from permenum.cli.common import layout, out
+from permenum.cli.options import WORKERS_HELP, PROBLEM, Renaming, pool_options, task_options
+from permenum.cli.runner import print_collect, run_here, task_options as checked_options
+
+
+@click.command(cls=Renaming, renamed={"--partitions": "--shards"}, short_help="Pool, run and collect PROBLEM N here.")
+@click.argument("problem", type=PROBLEM)
+@click.argument("n", type=int)
+@click.option("--run-dir", type=click.Path(file_okay=False), default=None,
+              help="Keep the run in this directory (default: a temporary directory, deleted at the end).")
+@click.option("--shards", "-P", "partitions", type=int, default=None,
+              help="Partitions (default: one per worker, fewer when the pool has fewer states; formerly --partitions).")
+@click.option("--workers", "-w", type=click.IntRange(min=1), default=None, help=WORKERS_HELP)
+@task_options
+@pool_options
+def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None, workers: int | None,
+              device: str | None, kernel: str | None, count_nodes: bool, chunk_seconds: float,
+              target_states: int | None, seed: int, symmetry: str | None, balance: str) -> None:
+    """Count every solution of PROBLEM (nqueens | costas) of size N on this machine: pool + run + collect.
+
+    Prints the total and checks it against the published count (exit 0 only when it is trusted).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from permenum.poolgen.write import PoolSettings, write_pool
+    from permenum.solver.opencl import open_devices
+
+    t0 = time.perf_counter()
+    options = checked_options(device, kernel, count_nodes, chunk_seconds)
+    tmp = None if run_dir else tempfile.mkdtemp(prefix=f"permenum-{problem}-{n}-")
+    run = layout(run_dir or Path(tmp) / "run")  # type: ignore[arg-type]
+    try:
+        setup = ThreadPoolExecutor(1, thread_name_prefix="devices")
+        devices = setup.submit(open_devices, device)  # while the pool is built; an unknown device fails before the run
+        setup.shutdown(wait=False)
+        # a coarse pool (the pool's default target): each task refines its chunks to its device's grain
+        # (jobs.refine); one partition per worker: a partition pays its setup (verify, kernel builds) and
+        # on a GPU ends in a launch tail, and chunks, not partitions, bound what a Ctrl-C loses
+        # workers None (one per device): the device count is needed first when the partitions follow it
+        groups = workers if workers is not None or partitions is not None else len(devices.result())
+        settings = PoolSettings(problem, n, partitions, target_states, seed=seed, symmetry=symmetry, balance=balance,
+                                auto_partitions=groups or 1)
+        settings.validate()
+        if kernel:  # before the pool is built: an unknown kernel would fail every partition after it
+            from permenum.solver.registry import check_kernel
+
+            check_kernel(problem, kernel, settings.resolved_symmetry)
+        write_pool(run, settings)
+        devices.result()
+        rc = run_here(run, workers, options)
+        if rc == 0:
+            rc = print_collect(run, show_ledger=tmp is None)  # a temporary run is deleted below
+        out.print(f"whole command: {time.perf_counter() - t0:.2f} s")
+        sys.exit(rc)
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)

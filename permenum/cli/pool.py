@@ -1,0 +1,31 @@
+"""`permenum pool PROBLEM N -P SHARDS --out RUN`: the state pool, as Parquet partitions and manifest.json."""
+
+from __future__ import annotations
+
+import click
+
+from permenum.cli.common import layout, out
+from permenum.cli.options import PROBLEM, Renaming, pool_options, resolve_size, size_argument
+
+
+@click.command(cls=Renaming, renamed={"--partitions": "--shards"}, short_help="Write the state pool of PROBLEM N.")
+@click.argument("problem", type=PROBLEM)
+@size_argument
+@click.option("--out", "run", type=click.Path(file_okay=False), required=True, help="Run directory to create.")
+@click.option("--shards", "-P", "partitions", type=int, default=1, show_default=True,
+              help="How many partitions to cut the pool into: one array task each (formerly --partitions).")
+@pool_options
+def pool(problem: str, n: int | None, n_option: int | None, run: str, partitions: int, target_states: int | None,
+         seed: int, symmetry: str | None, balance: str) -> None:
+    """Generate the state pool of PROBLEM (nqueens | costas) of size N and write it to RUN as Parquet partitions
+    plus manifest.json. Writing the same pool again keeps the existing one."""
+    from permenum.poolgen.write import PoolSettings, write_pool
+
+    size = resolve_size(n, n_option)
+    manifest, created = write_pool(layout(run), PoolSettings(problem, size, partitions, target_states, seed=seed,
+                                                             symmetry=symmetry, balance=balance))
+    g = manifest.generator
+    verb = "wrote" if created else "kept the identical existing"
+    out.print(f"{verb} pool {manifest.run_id}: {manifest.problem} n={manifest.n}, {manifest.total_states} states at "
+              f"depth {g.locked_depth} ({g.stop_reason}), {manifest.num_partitions} partitions in {run}", markup=False)
+    out.print(f"next: `permenum run {run}` here, or `permenum submit {run}` to a SLURM cluster", markup=False)

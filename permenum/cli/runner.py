@@ -1,0 +1,149 @@
+"""What several commands do alike, above common and options and below the commands: run partitions on this
+machine (`run`, `enumerate`, `verify`), print a collected run (`collect`, `enumerate`), print a search run
+(`collect`, `status`, `search`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from permenum.cli.common import EXIT_INCOMPLETE, err, existing_run, out, ranges, slurm_backend, slurm_errors, verified_line
+from permenum.layout import RunLayout
+
+if TYPE_CHECKING:
+    from permenum.jobs.collect import Collected
+    from permenum.task_options import TaskOptions
+
+
+def task_options(device: str | None, kernel: str | None, count_nodes: bool, chunk_seconds: float,
+                 max_seconds: float | None = None) -> "TaskOptions":
+    """The task options, checked before anything runs."""
+    from permenum.task_options import TaskOptions
+
+    options = TaskOptions(device, kernel, count_nodes, chunk_seconds, max_seconds)
+    options.validate()
+    return options
+
+
+def open_device(device: str | None) -> None:
+    """Open the first chosen device (an unknown one is refused here, before any work)."""
+    from permenum.solver.devices import select_devices
+    from permenum.solver.opencl import device_context
+
+    device_context(select_devices(device)[0])
+
+
+def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", again: str = "") -> int:
+    """Run the partitions without a result on this machine (``workers`` None: one worker per device group,
+    every GPU used once); ``again`` is the command that resumes (default `permenum run RUN`)."""
+    from permenum.jobs.environment import StopRequest
+    from permenum.jobs.local import run_local
+    from permenum.jobs.task import EXIT_INTERRUPTED
+
+    stop = StopRequest(lambda line: err.print(line))
+    stop.around_device_start(lambda: open_device(options.device))
+    summary = run_local(layout, workers, options, console=err, stop=stop.event)
+    if summary.skipped:
+        err.print(f"{len(summary.skipped)} partitions already had results")
+    if summary.interrupted or summary.not_started:
+        stopped = f"partitions {ranges(summary.interrupted)} checkpointed" if summary.interrupted else ""
+        waiting = f"{ranges(summary.not_started)} not started" if summary.not_started else ""
+        err.print(f"interrupted: {'; '.join(x for x in (stopped, waiting) if x)}; run "
+                  f"`{again or f'permenum run {layout.root}'}` again to resume", markup=False)
+        return EXIT_INTERRUPTED
+    for i, why in sorted(summary.failed.items()):
+        err.print(f"[red]partition {i} failed:[/red] {why}")
+    return EXIT_INCOMPLETE if summary.failed or summary.claimed else 0  # claimed: another executor counts them
+
+
+def _print_verified(layout: RunLayout, collected: "Collected") -> bool:
+    """The verified fraction, where the run has verifications (`permenum verify`); False when one disagrees."""
+    from permenum.jobs.verify import RunResults, verified
+
+    v = verified(layout, RunResults(collected.manifest, {r.partition: r for r in collected.records}))
+    if v.checks or v.unreadable:
+        (err if v.disagreeing else out).print(verified_line(v), markup=False)
+    return not v.disagreeing
+
+
+def print_collect(layout: RunLayout, show_ledger: bool = True) -> int:
+    """Collect the run and print its total and its checks: 0 only for a complete run whose total is trusted.
+
+    An unfinished run prints no total line: "partial: X from 6/8 partitions" (and exits 1), so that a
+    partial sum is never read as the count."""
+    from permenum.jobs.collect import collect, spread
+
+    c = collect(layout)
+    m = c.manifest
+    lo, med, hi = spread(c.seconds)
+    scope = f"{len(c.records)}/{m.num_partitions} partitions ({m.total_states} states, symmetry {m.symmetry})"
+    if c.missing:
+        out.print(f"{m.problem} n={m.n}: [yellow]partial:[/yellow] {c.total} from {scope}")
+    else:
+        classes = "" if c.classes is None else f", {c.classes} classes"
+        out.print(f"{m.problem} n={m.n}: total {c.total}{classes} from {scope}")
+    if c.seconds:
+        kernel = sum(r.seconds.kernel for r in c.records)
+        out.print(f"time per partition: min {lo:.3f} s, median {med:.3f} s, max {hi:.3f} s; kernel time {kernel:.3f} s")
+    if c.ledger_error:
+        err.print(f"note: ledger not written: {c.ledger_error}", markup=False)
+    elif show_ledger:
+        out.print(f"ledger: {c.ledger_path}{' (partial)' if c.missing else ''}", markup=False)
+    if layout.verification_plan.exists():  # a verification: its sample's total means nothing alone
+        out.print(f"a verification: `permenum verify {layout.root.parent.parent} --check --id "
+                  f"{layout.root.name}` compares it with the run", markup=False)
+        return EXIT_INCOMPLETE if c.missing else 0
+    trusted = _print_verified(layout, c)
+    if c.missing:
+        err.print(f"[red]incomplete:[/red] {len(c.missing)} partitions have no result: {ranges(c.missing)}; "
+                  f"`permenum status {layout.root}` says why")
+        return EXIT_INCOMPLETE
+    from permenum.jobs.evidence import run_evidence
+
+    evidence = run_evidence(layout, m.problem, m.n, c.total, c.classes)
+    if evidence is not None:
+        (out if evidence.sound else err).print(f"evidence: {evidence.describe()}", markup=False)
+        trusted = trusted and evidence.sound
+    if c.known_total is None:
+        out.print(f"no published count for {m.problem} n={m.n} to compare with")
+    elif c.matches:
+        extra = f" and {c.known_classes} classes" if c.classes is not None and c.known_classes is not None else ""
+        out.print(f"[green]matches the published count[/green] {c.known_total}{extra}")
+    else:
+        err.print(f"[red]MISMATCH:[/red] total {c.total} (classes {c.classes}) differs from the published count "
+                  f"{c.known_total} (classes {c.known_classes})")
+        trusted = False
+    return 0 if trusted else EXIT_INCOMPLETE
+
+
+def print_search_status(layout: RunLayout, ask_scheduler: bool = False) -> int:
+    """What `status` and `collect` say about a search run: each task's end, who found, after how long,
+    how many walk-iterations all tasks tried; with ``ask_scheduler``, the tasks SLURM still holds."""
+    from permenum.jobs.search import summarize
+
+    s = summarize(layout)
+    p = s.plan
+    if ask_scheduler:
+        from permenum.slurm.search import queue
+
+        with slurm_errors():
+            held = queue(slurm_backend()[0], p)
+        for state in sorted({t.state for t in held}):
+            out.print(f"{state.lower()}: tasks {ranges(sorted(t.index for t in held if t.state == state))}",
+                      markup=False)
+    out.print(f"search {p.problem} n={p.n}, seed {p.seed}: {len(s.ended)}/{p.tasks} tasks ended; "
+              f"{s.walk_iterations} walk-iterations in all", markup=False)
+    for t, r in sorted(s.ended.items()):
+        out.print(f"  task {t}: {r.status}, {r.walks} walks x {r.iterations} iterations, lowest cost {r.best}, "
+                  f"{r.seconds:.2f} s on {r.device}", markup=False)
+    for t, why in sorted(s.damaged.items()):
+        err.print(f"  task {t}: damaged record: {why}", markup=False)
+    if s.found is None:
+        out.print("no solution found yet", markup=False)
+        return EXIT_INCOMPLETE
+    f = s.found
+    out.print(f"found by task {f.task}, walk {f.walk} (seed {f.walk_seed}), after {f.iterations} iterations and "
+              f"{f.seconds:.2f} s; checked; {layout.search_found}", markup=False)
+    return 0
+
+
+__all__ = ["existing_run", "open_device", "print_collect", "print_search_status", "run_here", "task_options"]
