@@ -127,7 +127,8 @@ def _submit(request: "Request", tasks: int, run_dir: str | None, sbatch: tuple[A
 
 @click.command(name="search-task", short_help="One task of a search run (an array task).")
 @click.argument("run", type=click.Path(file_okay=False))
-@click.option("--task", "-t", type=click.IntRange(min=0), required=True)
+@click.option("--task", "-t", type=click.IntRange(min=0), required=True,
+              help="The task of the search run to execute (the array task index).")
 @click.option("--device", "-d", default=None, help="Override the run's device for this task.")
 @click.pass_obj
 def search_task(early: "StopRequest | None", run: str, task: int, device: str | None) -> None:
