@@ -1,9 +1,10 @@
-"""How evenly a run's work was spread: per-partition times, imbalance, device throughput, and how well
-the pool's cost estimates predicted the measured cost. Read from the ledger that `collect` rebuilds.
+"""How a run went: its total and checks, how evenly its work was spread, device throughput, and how well the
+pool's cost estimates predicted the measured cost. Read from the ledger that `collect` rebuilds.
 
-Imbalance is the slowest task's time over the mean task time (``seconds_total``: what a SLURM array
-task or a local worker is busy for): 1.00 means every partition took as long as the average, and
-the run's wall time on P devices is that factor above the ideal.
+Balance and overhead are two numbers, not one: the pool's balance is the largest partition's kernel
+seconds over the mean (1.00: every partition kept its device as long as the others), and a task's
+overhead is what it spent besides the kernel (loading, building, writing). A run of short partitions
+can have a perfect balance and a first task whose kernel build dominates its time.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from typing import Any
 from permenum.atomic import write_atomic
 from permenum.errors import UserError
 from permenum.jobs.collect import Collected, collect
+from permenum.jobs.verify import RunResults, Verified, verified
 from permenum.layout import RunLayout
+from permenum.ranges import compact_ranges
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,41 @@ class Report:
     collected: Collected
     parts: list[PartitionTime]
     cost_unit: str  # what measured_cost is: "nodes" (node-counting build) or "kernel seconds"
+    verified: Verified | None = None  # the run's verifications (`permenum verify`), where it has any
+
+    @property
+    def check(self) -> str:
+        """The total's standing: partial, checked against the published count, or nothing to check it with."""
+        c = self.collected
+        if c.missing:
+            return f"partial: no result for {compact_ranges(c.missing)}"
+        if c.known_total is None:
+            return "no published count to compare with"
+        return "matches the published count" if c.matches else f"MISMATCH: the published count is {c.known_total}"
+
+    @property
+    def verified_share(self) -> str:
+        """How much of the run an independent re-count agreed with, in words."""
+        v = self.verified
+        if v is None or not (v.checks or v.unreadable):
+            return "no verifications"
+        share = f"{len(v.agreeing)}/{v.partitions} partitions ({100 * v.fraction:.0f}%) re-counted in agreement"
+        return share + (f"; DISAGREE: {compact_ranges(v.disagreeing)}" if v.disagreeing else "")
+
+    @property
+    def kernel_imbalance(self) -> float:
+        """The largest partition's kernel seconds over the mean: the pool's balance (1.00 is perfect)."""
+        kernel = [p.seconds_kernel for p in self.parts]
+        mean = statistics.fmean(kernel)
+        return max(kernel) / mean if mean > 0 else math.nan
+
+    @property
+    def overheads(self) -> list[float]:
+        """Per partition, the task's seconds besides the kernel: loading, kernel builds, refining, writing."""
+        return [max(p.seconds_total - p.seconds_kernel, 0.0) for p in self.parts]
+
+    def largest_overhead(self) -> PartitionTime:
+        return max(self.parts, key=lambda p: p.seconds_total - p.seconds_kernel)
 
     @property
     def balance(self) -> str:
@@ -69,12 +107,6 @@ class Report:
     def imbalance(self) -> float:
         """Slowest / mean task time."""
         return max(self.seconds) / statistics.fmean(self.seconds)
-
-    @property
-    def kernel_imbalance(self) -> float:
-        kernel = [p.seconds_kernel for p in self.parts]
-        mean = statistics.fmean(kernel)
-        return max(kernel) / mean if mean > 0 else math.nan
 
     def devices(self, by_model: bool = False) -> list[DeviceThroughput]:
         """Throughput per device label (``P:D platform / name``), or per model: one row for every H100 of a
@@ -138,75 +170,116 @@ def build_report(layout: RunLayout) -> Report:
                          float(r["solutions"]), r["estimated_nodes"],
                          float(r["nodes"]) if unit == "nodes" else float(r["seconds_kernel"]),
                          r["devices"] or "?", r["models"] or "?") for r in rows]
-    return Report(collected, parts, unit)
+    checks = verified(layout, RunResults(collected.manifest, {r.partition: r for r in collected.records}))
+    return Report(collected, parts, unit, checks)
+
+
+#: The band within which an estimate counts as good (measured over estimated share), and its colours.
+BAND = (0.8, 1.2)
+INSIDE, OUTSIDE = "#55a868", "#c44e52"
+
+
+def require_matplotlib() -> None:
+    """Before any output: `report --plot` without matplotlib is one line, not a report and then a traceback."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise UserError("--plot needs matplotlib, which permenum installs: pip install matplotlib") from None
 
 
 def plot_report(report: Report, path: Path) -> None:
-    """Write the report as a PNG: sorted task times with the mean, estimated vs measured cost, throughput per device."""
-    try:
-        import matplotlib
+    """Write the report as a PNG: a header with the total, its check and the verified share; kernel seconds
+    per partition (the balance) beside each task's overhead; the estimates' error per partition; throughput
+    per device. A panel is drawn only where it compares more than one bar (a one-bar panel says nothing a
+    number does not): a one-partition run's header carries its two numbers instead."""
+    require_matplotlib()
+    import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from matplotlib.ticker import EngFormatter
-    except ImportError:
-        raise UserError("--plot needs matplotlib: pip install 'permenum[plot]'") from None
-    m = report.collected.manifest
-    fig, (ax_t, ax_c, ax_d) = plt.subplots(1, 3, figsize=(16, 5), gridspec_kw={"width_ratios": [2.2, 1.3, 1.2]})
-    fig.suptitle(f"{m.problem} n={m.n}: {len(report.parts)}/{m.num_partitions} partitions, balanced by {report.balance}, "
-                 f"slowest/mean task time {report.imbalance:.2f}", fontsize=13)
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
 
-    parts = sorted(report.parts, key=lambda p: p.seconds_total, reverse=True)
-    x = range(len(parts))
-    kernel = [p.seconds_kernel for p in parts]
-    other = [max(p.seconds_total - p.seconds_kernel, 0.0) for p in parts]
-    ax_t.bar(x, kernel, color="#4c72b0", label="kernel")
-    ax_t.bar(x, other, bottom=kernel, color="#c7d3e8", label="load, build, write")
-    mean = statistics.fmean(report.seconds)
-    ax_t.axhline(mean, color="#c44e52", linestyle="--", label=f"mean {mean:.2f} s")
-    ax_t.annotate(f"{report.imbalance:.2f} x mean", (-0.4, parts[0].seconds_total), xytext=(0, 4),
-                  textcoords="offset points", ha="left", fontsize=9, color="#c44e52")
-    ax_t.margins(y=0.08)
-    ax_t.set_title("task time per partition, slowest first")
-    ax_t.set_ylabel("seconds")
-    ax_t.set_xlabel("partition")
-    if len(parts) <= 48:
-        ax_t.set_xticks(list(x), [str(p.partition) for p in parts], fontsize=8, rotation=90 if len(parts) > 24 else 0)
-    ax_t.legend(loc="lower left", fontsize=9)
-
-    _plot_estimates(ax_c, report)
-
+    m, c = report.collected.manifest, report.collected
+    ratios = report.estimate_ratios()
     devices = report.devices()
-    labels = [textwrap.fill(d.device, 24) for d in devices]
-    ax_d.barh(labels, [d.states_per_s for d in devices], color="#8172b2")
-    for i, d in enumerate(devices):
-        ax_d.text(d.states_per_s, i, f"{d.solutions_per_s:,.0f} solutions/s ", va="center", ha="right", fontsize=8,
-                  color="white")
-    ax_d.set_title("throughput per device (kernel time)")
-    ax_d.set_xlabel("states / s")
-    ax_d.xaxis.set_major_formatter(EngFormatter())
-    ax_d.locator_params(axis="x", nbins=4)
-    ax_d.tick_params(axis="y", labelsize=8)
+    several = len(report.parts) > 1
+    panels = (["kernel", "overhead"] if several else []) + (["estimates"] if len(ratios) > 1 else []) \
+        + (["devices"] if len(devices) > 1 else [])
+    size = (2 + 4.6 * len(panels), 5.4) if panels else (9, 1.4)
+    fig, axes = plt.subplots(1, max(len(panels), 1), figsize=size, squeeze=False)
+    ax = dict(zip(panels, axes[0]))
+    good = c.complete and c.matches is not False
+    worst = report.largest_overhead()
+    numbers = (f"balance {report.kernel_imbalance:.2f} (largest kernel seconds / mean); overhead mean "
+               f"{statistics.fmean(report.overheads):.2f} s, max {worst.seconds_total - worst.seconds_kernel:.2f} s "
+               f"(partition {worst.partition})" if several else
+               f"one partition: kernel {worst.seconds_kernel:.3g} s, overhead {report.overheads[0]:.3g} s")
+    fig.suptitle(f"{m.problem} n={m.n}: {'total' if c.complete else 'partial sum'} {c.total:,} ({report.check})\n"
+                 f"{len(report.parts)}/{m.num_partitions} partitions counted; verified: {report.verified_share}\n"
+                 + numbers, fontsize=11, color="black" if good else OUTSIDE)
+    if not panels:  # one partition on one device: the header says it all
+        axes[0][0].set_axis_off()
+    if several:
+        _plot_per_partition(ax["kernel"], report, [p.seconds_kernel for p in report.parts], "#4c72b0",
+                            f"kernel seconds per partition: balance {report.kernel_imbalance:.2f}")
+        _plot_per_partition(ax["overhead"], report, report.overheads, "#999999",
+                            "overhead: a task's seconds besides its kernel")
+    if "estimates" in ax:
+        _plot_estimates(ax["estimates"], report, ratios)
+    if "devices" in ax:
+        _plot_devices(ax["devices"], devices)
     fig.tight_layout()
     write_atomic(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
     plt.close(fig)
 
 
-def _plot_estimates(ax: Any, report: Report) -> None:
-    """Per partition, measured over estimated cost (1 = as estimated), with the +-20% band: readable
+def _plot_per_partition(ax: Any, report: Report, values: list[float], colour: str, title: str) -> None:
+    """One bar per partition in pool order (as the estimates panel), with the mean as a dashed line."""
+    x = range(len(values))
+    mean = statistics.fmean(values)
+    ax.bar(x, values, color=colour)
+    ax.axhline(mean, color="#333333", linestyle="--", linewidth=1, label=f"mean {mean:.3g} s, max {max(values):.3g} s")
+    ax.set_title(title, fontsize=10)
+    ax.set_ylabel("seconds")
+    ax.set_xlabel("partition")
+    if len(values) <= 48:
+        ax.set_xticks(list(x), [str(p.partition) for p in report.parts], fontsize=8,
+                      rotation=90 if len(values) > 24 else 0)
+    ax.set_ylim(0, max(values) * 1.2 or 1)
+    ax.legend(loc="upper right", fontsize=9)
+
+
+def _plot_estimates(ax: Any, report: Report, ratios: dict[int, float]) -> None:
+    """Per partition, measured over estimated cost (1 = as estimated), coloured by the band: readable
     whether the estimates differ or, under cost balancing, are all equal."""
-    ratios = report.estimate_ratios()
     order = sorted(ratios)
     x = range(len(order))
-    ax.axhspan(0.8, 1.2, color="#e5e5e5", label="within 20%")
-    ax.bar(x, [ratios[i] for i in order], color="#55a868", edgecolor="black", linewidth=0.3)
+    values = [ratios[i] for i in order]
+    ax.axhspan(*BAND, color="#eeeeee", zorder=0)
+    colours = [INSIDE if BAND[0] <= v <= BAND[1] else OUTSIDE for v in values]
+    ax.bar(x, values, color=colours, edgecolor="black", linewidth=0.3)
     ax.axhline(1.0, color="#333333", linewidth=1)
+    inside = sum(colour == INSIDE for colour in colours)
     r = report.cost_correlation()
-    worst = report.worst_estimate()
-    ax.set_title("measured / estimated cost, per partition" + (f" (r = {r:.2f})" if r is not None else "")
-                 + (f"\nworst: partition {worst}, {ratios[worst]:.2f}" if worst is not None else ""), fontsize=10)
+    ax.set_title(f"measured / estimated cost: {inside}/{len(values)} within 20%"
+                 + (f" (r = {r:.2f})" if r is not None else ""), fontsize=10)
     ax.set_xlabel("partition")
     ax.set_ylabel(f"share of {report.cost_unit} / share of estimate")
     if len(order) <= 48:
         ax.set_xticks(list(x), [str(i) for i in order], fontsize=8, rotation=90 if len(order) > 24 else 0)
-    ax.legend(loc="lower right", fontsize=9)
+    from matplotlib.patches import Patch
+
+    ax.set_ylim(0, max(max(values), BAND[1]) * 1.25)
+    ax.legend(handles=[Patch(color=INSIDE, label="within 20%"), Patch(color=OUTSIDE, label="outside")],
+              loc="upper left", ncol=2, fontsize=9)
+
+
+def _plot_devices(ax: Any, devices: list[DeviceThroughput]) -> None:
+    from matplotlib.ticker import EngFormatter
+
+    labels = [textwrap.fill(d.device, 24) for d in devices]
+    ax.barh(labels, [d.states_per_s for d in devices], color="#8172b2")
+    ax.set_title("throughput per device (kernel time)")
+    ax.set_xlabel("states / s")
+    ax.xaxis.set_major_formatter(EngFormatter())
+    ax.locator_params(axis="x", nbins=4)
+    ax.tick_params(axis="y", labelsize=8)

@@ -10,7 +10,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from click.testing import CliRunner
 
+from permenum.cli.app import cli
 from permenum.errors import UserError
 from permenum.jobs.collect import collect
 from permenum.jobs.local import run_local
@@ -162,8 +164,8 @@ def test_cost_balanced_run_is_exact_and_reported(tmp_path: Path, cli) -> None:  
 
     png = tmp_path / "out" / "report.png"
     proc = cli("report", layout.root, "--plot", png, check=True, env={"COLUMNS": "240"})
-    assert "imbalance" in proc.stdout and "slowest/mean task time" in proc.stdout
-    assert "matches the published count" in proc.stdout
+    assert "kernel seconds over the mean" in proc.stdout and "besides its kernel" in proc.stdout
+    assert "matches the published count" in proc.stdout and "no verifications" in proc.stdout
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
 
@@ -177,6 +179,18 @@ def test_cost_balanced_run_is_exact_and_reported(tmp_path: Path, cli) -> None:  
     assert abs(sum(ratios[i] * est[i] for i in ratios) / sum(est.values()) - 1) < 1e-9  # shares: weighted mean 1
     worst = report.worst_estimate()
     assert f"worst partition {worst} ({ratios[worst]:.2f})" in proc.stdout
+    # the estimates' bars follow the band: green inside 0.8-1.2, red outside
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    from permenum.jobs.report import BAND, INSIDE, OUTSIDE, _plot_estimates
+
+    fig, ax = plt.subplots()
+    _plot_estimates(ax, report, ratios)
+    colours = [to_hex(bar.get_facecolor()) for bar in ax.containers[0]]
+    assert colours == [INSIDE if BAND[0] <= ratios[i] <= BAND[1] else OUTSIDE for i in sorted(ratios)]
+    plt.close(fig)
+    assert report.kernel_imbalance >= 1.0 and len(report.overheads) == 5
     assert sum(d.states for d in report.devices()) == c.manifest.total_states
 
 
@@ -185,6 +199,8 @@ def test_report_without_matplotlib_says_what_to_install(tmp_path: Path, monkeypa
     write_pool(layout, PoolSettings("nqueens", 8, 2, target_states=64))
     assert not run_local(layout, show_progress=False).failed
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
-    with pytest.raises(UserError, match=r"pip install 'permenum\[plot\]'"):
+    with pytest.raises(UserError, match=r"--plot needs matplotlib"):
         plot_report(build_report(layout), tmp_path / "x.png")
     assert not (tmp_path / "x.png").exists()
+    result = CliRunner().invoke(cli, ["report", str(layout.root), "--plot", str(tmp_path / "x.png")])
+    assert isinstance(result.exception, UserError) and result.output == ""  # the one line comes before any output

@@ -15,7 +15,6 @@ from permenum.errors import UserError
 from permenum.layout import RunLayout
 
 if TYPE_CHECKING:
-    from permenum.jobs.verify import Verified
     from permenum.slurm.backend import Backend
 
 out = Console(highlight=False, soft_wrap=True)
@@ -68,16 +67,3 @@ def slurm_backend() -> "tuple[Backend, str]":
     from permenum.slurm.backend import select_backend
 
     return select_backend()
-
-
-def verified_line(v: "Verified") -> str:
-    """One line for `collect` and `report`: the verified fraction of the run, and any disagreement."""
-    line = (f"verified: {len(v.agreeing)}/{v.partitions} partitions ({100 * v.fraction:.1f}%) re-counted "
-            f"independently in agreement ({len(v.checks)} verification{'s' if len(v.checks) != 1 else ''})")
-    if v.pending:
-        line += f"; {len(v.pending)} not re-counted yet"
-    for name, why in sorted(v.unreadable.items()):
-        line += f"; verification {name} unreadable: {why}"
-    if v.disagreeing:
-        line += f"; DISAGREE: partitions {ranges(v.disagreeing)}"
-    return line

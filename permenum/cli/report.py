@@ -1,4 +1,4 @@
-"""`permenum report RUN [--plot FILE.png]`: how evenly the run's work was spread, as a table and a picture.
+"""`permenum report RUN [--plot FILE.png]`: how a run went, as a table and a picture.
 
 Parse, call permenum.jobs.report, print.
 """
@@ -12,43 +12,44 @@ from typing import TYPE_CHECKING
 import click
 from rich.table import Table
 
-from permenum.cli.common import existing_run, out, ranges, verified_line
+from permenum.cli.common import existing_run, out
 
 if TYPE_CHECKING:
     from permenum.jobs.report import Report
 
-@click.command(short_help="How evenly the work was spread, as a table and a PNG.")
+
+@click.command(short_help="How a run went: total, checks, balance, a PNG.")
 @click.argument("run", type=click.Path(file_okay=False))
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
-              help="Also write a PNG: sorted task times, estimated vs measured cost, throughput per device.")
+              help="Also write a PNG: the total and its checks, kernel seconds and overhead per partition, the "
+                   "estimates' error per partition, throughput per device.")
 @click.option("--by-model", is_flag=True, help="Throughput per device model (every H100 of the cluster in one row), "
               "not per device.")
 def report(run: str, plot_file: str | None, by_model: bool) -> None:
-    """Per-partition times, imbalance (slowest / mean task time), device throughput, estimated vs measured cost."""
+    """How RUN went: its total and checks, the verified share, balance (kernel seconds per partition) beside
+    task overhead, device throughput, and estimated vs measured cost."""
     from permenum.jobs.collect import spread
-    from permenum.jobs.report import build_report, plot_report
-    from permenum.jobs.verify import RunResults, verified
+    from permenum.jobs.report import build_report, plot_report, require_matplotlib
 
+    if plot_file:
+        require_matplotlib()
     rep = build_report(existing_run(run))
     c, m = rep.collected, rep.collected.manifest
-    if c.missing:
-        check = f"incomplete: no result for {ranges(c.missing)}"
-    elif c.known_total is None:
-        check = "no published count"
-    else:
-        check = "matches the published count" if c.matches else f"MISMATCH: published {c.known_total}"
     lo, med, hi = spread(rep.seconds)
     summary = Table(title=f"{m.problem} n={m.n}: run {m.run_id}", show_header=False, title_justify="left")
     summary.add_column(style="bold")
     summary.add_column()
-    summary.add_row("partitions", f"{len(rep.parts)}/{m.num_partitions} done, balanced by {rep.balance}")
-    summary.add_row("total", f"{c.total} ({check})")
-    checks = verified(existing_run(run), RunResults(m, {r.partition: r for r in c.records}))
-    summary.add_row("verified", verified_line(checks).removeprefix("verified: ") if checks.checks or checks.unreadable
+    summary.add_row("partitions", f"{len(rep.parts)}/{m.num_partitions} counted, balanced by {rep.balance}")
+    summary.add_row("total" if c.complete else "partial sum", f"{c.total} ({rep.check})")
+    summary.add_row("verified", rep.verified_share if rep.verified_share != "no verifications"
                     else "no verifications (`permenum verify RUN --sample F`)")
-    mean = statistics.fmean(rep.seconds)
-    summary.add_row("task time", f"min {lo:.3f} / median {med:.3f} / max {hi:.3f} / mean {mean:.3f} s")
-    summary.add_row("imbalance", f"{rep.imbalance:.3f} slowest/mean task time (kernel {rep.kernel_imbalance:.3f})")
+    summary.add_row("balance", f"{rep.kernel_imbalance:.3f}: the largest partition's kernel seconds over the mean")
+    worst = rep.largest_overhead()
+    summary.add_row("overhead", f"mean {statistics.fmean(rep.overheads):.3f} s, max "
+                    f"{worst.seconds_total - worst.seconds_kernel:.3f} s (partition {worst.partition}) a task besides "
+                    "its kernel: loading, kernel builds, writing")
+    summary.add_row("task time", f"min {lo:.3f} / median {med:.3f} / max {hi:.3f} s; slowest / mean "
+                    f"{rep.imbalance:.3f}")
     summary.add_row("estimated vs measured", _estimates_line(rep))
     source = "node-counting build" if rep.cost_unit == "nodes" else "no node counts"
     summary.add_row("measured cost", f"{rep.cost_unit} ({source})")
@@ -63,7 +64,7 @@ def report(run: str, plot_file: str | None, by_model: bool) -> None:
     out.print(devices)
     if plot_file:
         plot_report(rep, Path(plot_file))
-        out.print(f"plot: {plot_file}")
+        out.print(f"plot: {plot_file}", markup=False)
 
 
 def _estimates_line(rep: "Report") -> str:

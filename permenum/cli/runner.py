@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from permenum.cli.common import EXIT_INCOMPLETE, err, existing_run, out, ranges, slurm_backend, slurm_errors, verified_line
+from permenum.cli.common import EXIT_INCOMPLETE, err, existing_run, out, ranges, slurm_backend, slurm_errors
 from permenum.layout import RunLayout
 
 if TYPE_CHECKING:
     from permenum.jobs.collect import Collected
+    from permenum.jobs.verify import Verified
     from permenum.task_options import TaskOptions
 
 
@@ -53,6 +54,19 @@ def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", aga
     for i, why in sorted(summary.failed.items()):
         err.print(f"[red]partition {i} failed:[/red] {why}")
     return EXIT_INCOMPLETE if summary.failed or summary.claimed else 0  # claimed: another executor counts them
+
+
+def verified_line(v: "Verified") -> str:
+    """One line for `collect` and `report`: the verified fraction of the run, and any disagreement."""
+    line = (f"verified: {len(v.agreeing)}/{v.partitions} partitions ({100 * v.fraction:.1f}%) re-counted "
+            f"independently in agreement ({len(v.checks)} verification{'s' if len(v.checks) != 1 else ''})")
+    if v.pending:
+        line += f"; {len(v.pending)} not re-counted yet"
+    for name, why in sorted(v.unreadable.items()):
+        line += f"; verification {name} unreadable: {why}"
+    if v.disagreeing:
+        line += f"; DISAGREE: partitions {ranges(v.disagreeing)}"
+    return line
 
 
 def _print_verified(layout: RunLayout, collected: "Collected") -> bool:
@@ -146,4 +160,4 @@ def print_search_status(layout: RunLayout, ask_scheduler: bool = False) -> int:
     return 0
 
 
-__all__ = ["existing_run", "open_device", "print_collect", "print_search_status", "run_here", "task_options"]
+__all__ = ["existing_run", "verified_line", "open_device", "print_collect", "print_search_status", "run_here", "task_options"]
