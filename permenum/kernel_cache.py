@@ -1,0 +1,77 @@
+"""Where built OpenCL kernels are cached, and the one line a process prints while it builds one.
+
+A kernel's first build on a device takes seconds (PoCL: 1-3 s a program; NVIDIA's compiler likewise),
+later ones load it from a cache in a fraction of that. Without a word, a new user's first command looks
+slow for no reason, so a build still running after ``NOTICE_AFTER`` seconds says so, once per process,
+naming the cache. Who keeps the cache depends on the platform: PoCL and NVIDIA's driver cache builds
+themselves (pyopencl then leaves them to it), other platforms use pyopencl's cache. Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+#: A build still running after this many seconds is announced (a load from the cache takes far less).
+NOTICE_AFTER = 0.5
+
+
+def _xdg_cache() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+
+
+def cache_dir(platform: str) -> Path:
+    """Where ``platform``'s built kernels are cached, and so where a second run finds them."""
+    if "Portable Computing Language" in platform:
+        return Path(os.environ.get("POCL_CACHE_DIR") or _xdg_cache() / "pocl" / "kcache")
+    if "NVIDIA" in platform:
+        return Path(os.environ.get("CUDA_CACHE_PATH") or Path.home() / ".nv" / "ComputeCache")
+    return _xdg_cache() / "pyopencl"
+
+
+def cache_hint(platform: str) -> str:
+    """How to move the cache (to node-local scratch on a cluster, so array tasks share one per node)."""
+    if "Portable Computing Language" in platform:
+        return "POCL_CACHE_DIR moves it"
+    if "NVIDIA" in platform:
+        return "CUDA_CACHE_PATH moves it"
+    return "XDG_CACHE_HOME moves it"
+
+
+class BuildNotice:
+    """Says once per process that kernels are being built, while the first slow build runs."""
+
+    def __init__(self, write: Callable[[str], None] | None = None, after: float = NOTICE_AFTER) -> None:
+        self.write = write or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.after = after
+        self._said = threading.Event()
+
+    @contextmanager
+    def building(self, what: str, device: str, platform: str) -> Iterator[None]:
+        """Around one build of ``what`` on ``device``: past ``after`` seconds, one line on stderr."""
+        if self._said.is_set():
+            yield
+            return
+        timer = threading.Timer(self.after, self._say, (what, device, platform))
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+
+    def _say(self, what: str, device: str, platform: str) -> None:
+        if self._said.is_set():
+            return
+        self._said.set()
+        self.write(f"building OpenCL kernel {what} for {device}: a first run on a device builds its kernels "
+                   f"(seconds each); later runs load them from the kernel cache in {cache_dir(platform)} "
+                   f"({cache_hint(platform)})")
+
+
+#: The process's notice: every DeviceContext's builds share it, so a process says it once.
+BUILDS = BuildNotice()
