@@ -1,0 +1,82 @@
+"""The README cannot go stale: every `permenum ...` line it quotes parses (options, choices, arguments),
+its ledger table lists the ledger's columns, and its pandas, DuckDB and polars one-liners sum a real
+ledger to the run's total."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from permenum.cli.app import cli
+from permenum.jobs.collect import LEDGER_COLUMNS, collect
+from permenum.layout import RunLayout
+from tests.conftest import published
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _code_lines() -> list[str]:
+    """The lines of the README's code blocks, comments after `  #` dropped."""
+    blocks = re.findall(r"```[a-z]*\n(.*?)```", README.read_text(), re.S)
+    return [line.split("  #")[0].strip() for block in blocks for line in block.splitlines() if line.strip()]
+
+
+def _command_lines() -> list[str]:
+    """Every permenum command line the README quotes: in code blocks and in backquotes in the text."""
+    lines = [line for line in _code_lines() if line.startswith("permenum ")]
+    lines += re.findall(r"`\$\((permenum [^)`]+)\)", README.read_text())
+    inline = re.findall(r"`(permenum [^`|]+)`", README.read_text())  # a command named alone is a mention, not a line
+    lines += [m for m in inline if len(m.split()) > 2 and "RUN" not in m and "PROBLEM" not in m]
+    return sorted(set(lines))
+
+
+def test_the_readme_quotes_commands() -> None:
+    assert len(_command_lines()) >= 20
+
+
+@pytest.mark.parametrize("line", _command_lines())
+def test_every_quoted_command_line_parses(line: str, capsys: pytest.CaptureFixture[str]) -> None:
+    args = shlex.split(line)[1:]
+    command: click.Command = cli
+    ctx = None
+    while isinstance(command, click.Group) and args and args[0] in command.commands:
+        ctx = click.Context(command, info_name=args[0], parent=ctx)
+        command, args = command.commands[args[0]], args[1:]
+    assert command is not cli, line
+    with command.make_context(command.name, list(args), parent=ctx):  # parses and checks every value
+        pass
+    assert "note:" not in capsys.readouterr().err, f"{line}: an old spelling"
+
+
+def test_the_ledger_table_lists_every_column_with_its_unit() -> None:
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in README.read_text().splitlines()
+            if line.startswith("| `")]
+    units = {row[0].strip("`"): row[2] for row in rows if len(row) == 4}  # column | type | unit | meaning
+    assert {c.name: c.unit for c in LEDGER_COLUMNS} == {c.name: units.get(c.name) for c in LEDGER_COLUMNS}
+
+
+def test_the_one_liners_sum_a_real_ledger(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    run = tmp_path / "run"
+    cli("pool", "nqueens", 10, "-P", 3, "--out", run, check=True)
+    cli("run", run, check=True)
+    total = collect(RunLayout(run)).total
+    assert total == published("nqueens_total", 10)
+    one_liners = [line for line in _code_lines() if line.startswith("python -c")]
+    assert len(one_liners) == 4
+    outputs = []
+    for line in one_liners:
+        argv = shlex.split(line.replace("RUN/", f"{run}/"))
+        proc = subprocess.run([sys.executable, *argv[1:]], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, (line, proc.stderr)
+        outputs.append(proc.stdout.strip())
+    assert outputs == [str(total)] * 3 + ["b'true'"]
+    import pyarrow.parquet as pq
+
+    keys = {k.decode() for k in pq.read_schema(run / "ledger.parquet").metadata} - {"pandas", "ARROW:schema"}
+    assert keys and all(f"`{key}`" in README.read_text() for key in keys), keys
