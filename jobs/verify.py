@@ -14,7 +14,7 @@ same, which catches a kernel fault the same search would repeat on the same stat
 
 The sample: ``ceil(F x P)`` (sample_size) of the run's P partitions with a result, drawn without replacement by
 numpy's PCG64 from ``seed``. If k partitions of the run are wrong, such a sample of m catches at
-least one with probability 1 - C(P-k, m) / C(P, m) (README "Verify").
+least one with probability 1 - C(P-k, m) / C(P, m) (docs/DEVELOPMENT.md, "Trust without a published count").
 """
 
 from __future__ import annotations
