@@ -1,33 +1,39 @@
 """The local executor: run every partition that has no result yet, on this machine, with a progress bar.
 
-Tasks run in-process on a thread pool (pyopencl releases the GIL while kernels run), sharing one
-OpenCL context per device, so a run of many small partitions does not pay a process start each.
-``workers`` tasks hand out chunks at once; a task whose devices all hold their last chunk lets the
-next one start, so that its load, refinement and first upload overlap those last launches (one batch
-counts at a time on a device: solver.opencl.DeviceContext.launching) and the devices do not idle
-between partitions. Each task starts at the rates its predecessors measured (jobs.schedule.RateBook).
+The node's devices are dealt to workers (worker_groups: by default one a device, every GPU used once).
+A lone worker runs its tasks in this process; several run one process each, taking partitions from one
+queue as they free up, so that no worker's host work (refining, staging) waits on another's GIL. Within a
+worker, tasks run on threads sharing one OpenCL context per device, so a run of many small partitions
+does not pay a process start each, and each task starts at the rates its predecessors measured
+(jobs.schedule.RateBook).
 """
 
 from __future__ import annotations
 
+import multiprocessing as mp
+import signal
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
+from queue import Empty
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from permenum.checkpoints.progress import run_progress
 from permenum.errors import UserError
+from permenum.signals import STOP_SIGNALS
+from permenum.jobs.claims import PartitionClaimed, claimed_elsewhere, left_to_others
 from permenum.jobs.schedule import RateBook
-from permenum.jobs.task import TaskInterrupted, TaskResult, run_task
+from permenum.jobs.task import TaskInterrupted, run_task
 from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout
 from permenum.records import check_verification_options, load_manifest, partition_scope, scan_results
 from permenum.solver.devices import select_devices
+from permenum.solver.opencl import device_context
 from permenum.solver.registry import check_kernel
 
 
@@ -38,6 +44,7 @@ class LocalRunSummary:
     failed: dict[int, str] = field(default_factory=dict)
     interrupted: list[int] = field(default_factory=list)  # stopped with a checkpoint
     not_started: list[int] = field(default_factory=list)  # a stop came before their turn
+    claimed: dict[int, str] = field(default_factory=dict)  # left to another executor counting them (its holder)
     seconds: float = 0.0
 
 
@@ -48,37 +55,153 @@ def pending_partitions(layout: RunLayout) -> list[int]:
     return [i for i in partition_scope(layout, manifest) if i not in done]
 
 
-#: Tasks alive beyond ``workers``: drained ones counting their last chunks and the next ones preparing.
-#: On an H100, 64 N-Queens 22 partitions of 1.65 s of kernel each are bound by the host's refinement
-#: (each refines 586 states to 4.5 M at depth 8 on 16 threads); a second task preparing helps where the
-#: host is short (4 refining threads: 0.79 of the kernel rate against 0.72 with one) and costs nothing
+#: Tasks alive beyond the one handing out chunks: drained ones counting their last chunks and the next ones
+#: preparing. On an H100, 64 N-Queens 22 partitions of 1.65 s of kernel each are bound by the host's
+#: refinement (each refines 586 states to 4.5 M at depth 8 on 16 threads); a second task preparing helps where
+#: the host is short (4 refining threads: 0.79 of the kernel rate against 0.72 with one) and costs nothing
 #: where it is not (16 threads: 0.846 against 0.847).
 PREPARED_AHEAD = 2
 
+#: What a worker tells the run: ("taken", partition, worker), ("chunk", partition, states), ("ran" |
+#: "interrupted", partition, None), ("failed", partition, why).
+Report = Callable[[str, int, object], None]
 
-class _Handout:
-    """At most ``workers`` tasks handing out chunks: a task holds a turn from its start until its devices
-    hold their last chunks (or it ends), then the next task in line takes it."""
 
-    def __init__(self, workers: int, stop: threading.Event | None, rates: RateBook) -> None:
-        self.turns, self.stop, self.rates = threading.Semaphore(workers), stop, rates
+def worker_groups(spec: str | None, workers: int | None) -> list[tuple[int, ...]]:
+    """The devices (positions in ``spec``'s list) of each local worker: by default one worker a device, so
+    every GPU of the node is used once, each by a process of its own; fewer workers get the devices dealt
+    round robin. More workers than devices is refused: a device shared by two workers runs their kernels by
+    turns while their host work competes (4 workers over 4 H200, each task on every GPU: 207 s, against
+    70 s for one worker)."""
+    count = len(select_devices(spec))
+    k = count if workers is None else workers
+    if k < 1:
+        raise UserError(f"--workers must be at least 1 (got {k})")
+    if k > count:
+        raise UserError(f"--workers {k}: --device {spec or 'default'} gives {count} device{'s' if count > 1 else ''}, "
+                        f"and a worker needs one of its own (split a CPU into sub-devices with --device cpu/{k})")
+    return [tuple(range(w, count, k)) for w in range(k)]
 
-    def run(self, layout: RunLayout, partition: int, options: TaskOptions,
-            on_chunk: Callable[[int], None]) -> TaskResult | None:
-        """Start a queued partition in its turn, only if no stop was requested meanwhile (None: not started)."""
-        self.turns.acquire()
-        given = threading.Lock()  # taken by the first give_turn: the turn goes back once
 
-        def give_turn() -> None:
-            if given.acquire(blocking=False):
-                self.turns.release()
+def _work(layout: RunLayout, options: TaskOptions, take: Callable[[], int | None], stop: threading.Event | None,
+          report: Report) -> None:
+    """Count the partitions ``take`` hands out on ``options``' devices, one task handing out chunks at a time:
+    a task whose devices all hold their last chunk lets the next one start, so that its load, refinement
+    and first upload overlap those last launches (one batch counts at a time on a device:
+    solver.opencl.DeviceContext.launching) and the devices do not idle between partitions. A partition is
+    taken only when its task may start, so workers sharing one queue take work as they free up."""
+    turns, rates = threading.Semaphore(1), RateBook()
 
-        try:
-            if self.stop is not None and self.stop.is_set():
-                return None
-            return run_task(layout, partition, options, self.stop, on_chunk, self.rates, give_turn)
-        finally:
-            give_turn()
+    def serve() -> None:
+        while True:
+            turns.acquire()
+            given = threading.Lock()  # taken by the first give_turn: the turn goes back once
+
+            def give_turn() -> None:
+                if given.acquire(blocking=False):
+                    turns.release()
+
+            try:
+                if stop is not None and stop.is_set():
+                    return
+                i = take()
+                if i is None:
+                    return
+                try:
+                    run_task(layout, i, options, stop, partial(report, "chunk", i), rates, give_turn)
+                    report("ran", i, None)
+                except TaskInterrupted:
+                    report("interrupted", i, None)
+                except PartitionClaimed as exc:
+                    report("claimed", i, exc.holder)
+                except Exception as exc:  # one failed partition must not hide the others
+                    report("failed", i, f"{type(exc).__name__}: {exc}")
+            finally:
+                give_turn()
+
+    threads = [threading.Thread(target=serve, name=f"task-{t}") for t in range(1 + PREPARED_AHEAD)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def _worker_process(layout: RunLayout, options: TaskOptions, worker: int, queue: "mp.Queue[int | None]",
+                    events: "mp.Queue[tuple[str, int, object]]", stop: threading.Event) -> None:
+    """One worker's process: its devices, its own interpreter (no other worker's host work holds its GIL),
+    partitions taken from the run's queue. Signals go to the run's process, which sets ``stop``."""
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    for ref in select_devices(options.device, options.only):  # before its first partition is dealt
+        device_context(ref)
+    lock, ended = threading.Lock(), False
+
+    def take() -> int | None:
+        nonlocal ended
+        with lock:  # one None per worker: once it is taken, every thread of the worker is done
+            i = None if ended else queue.get()
+            ended = i is None
+        if i is not None:
+            events.put(("taken", i, worker))
+        return i
+
+    _work(layout, options, take, stop, lambda kind, i, detail: events.put((kind, i, detail)))
+
+
+class _WorkerProcesses:
+    """One process per device group, started at once so that each opens its devices while the run gets
+    ready (`enumerate` writes its pool meanwhile); ``run`` then deals them the partitions."""
+
+    def __init__(self, layout: RunLayout, options: TaskOptions, groups: list[tuple[int, ...]]) -> None:
+        ctx = mp.get_context("spawn")  # a fresh interpreter: OpenCL state does not survive a fork
+        self.queue: mp.Queue[int | None] = ctx.Queue()
+        self.events: mp.Queue[tuple[str, int, object]] = ctx.Queue()
+        self.halt = ctx.Event()
+        self.groups = groups
+        self.procs = [ctx.Process(target=_worker_process, args=(layout, replace(options, only=g), w, self.queue,
+                                                                 self.events, self.halt), name=f"permenum-worker-{w}")
+                      for w, g in enumerate(groups)]
+        for p in self.procs:
+            p.start()
+        self._dealt = False
+
+    def run(self, todo: list[int], stop: threading.Event | None, report: Report) -> None:
+        """Deal ``todo`` (largest estimated partitions first: the last ones taken are the smallest, so the
+        workers end together); relay the workers' reports and a stop request until every worker is done."""
+        self._deal(todo)
+        taken: dict[int, int] = {}  # partition -> worker, until its outcome arrives
+        while True:
+            if stop is not None and stop.is_set():
+                self.halt.set()
+            try:
+                kind, i, detail = self.events.get(timeout=0.2)
+            except Empty:
+                if any(p.is_alive() for p in self.procs):
+                    continue
+                break
+            if kind == "taken":
+                taken[i] = int(detail)  # type: ignore[call-overload]
+                continue
+            if kind != "chunk":
+                taken.pop(i, None)
+            report(kind, i, detail)
+        for i, w in taken.items():  # a worker that died took these with it
+            report("failed", i, f"its worker process ended with exit code {self.procs[w].exitcode}")
+
+    def close(self) -> None:
+        """End the workers (at once where they were dealt nothing: the run failed before it began)."""
+        self._deal([])
+        self.halt.set()
+        for p in self.procs:
+            p.join()
+
+    def _deal(self, todo: list[int]) -> None:
+        if not self._dealt:
+            self._dealt = True
+            for i in todo:
+                self.queue.put(i)
+            for _ in self.groups:
+                self.queue.put(None)
 
 
 class _StateProgress:
@@ -106,23 +229,39 @@ class _StateProgress:
             self.progress.update(self.bar, parts=f"{self.partitions}/{len(self.rows)}")
 
 
-def run_local(layout: RunLayout, workers: int = 1, options: TaskOptions | None = None, console: Console | None = None,
-              show_progress: bool = True, stop: threading.Event | None = None) -> LocalRunSummary:
-    """Run the pending partitions; ``stop`` (set by a signal handler) ends each after its chunk."""
+
+def run_local(layout: RunLayout, workers: int | None = None, options: TaskOptions | None = None,
+              console: Console | None = None, show_progress: bool = True, stop: threading.Event | None = None,
+              prepare: Callable[[], None] = lambda: None) -> LocalRunSummary:
+    """Run the pending partitions on ``workers`` device groups (worker_groups; None: one per device); ``stop``
+    (set by a signal handler) ends each task after its chunk. ``prepare`` runs first, while the workers'
+    processes start and open their devices (`enumerate` writes its pool there: on 4 H100 the workers'
+    start, 1-2 s, is then off the command's critical path)."""
     options = options or TaskOptions()
-    if workers < 1:
-        raise UserError(f"--workers must be at least 1 (got {workers})")
     options.validate()
+    groups = worker_groups(options.device, workers)  # an unknown device is refused before anything starts
+    processes = _WorkerProcesses(layout, options, groups) if len(groups) > 1 else None
+    try:
+        prepare()
+        return _run_pending(layout, options, groups, processes, console or Console(stderr=True), show_progress, stop)
+    finally:
+        if processes is not None:
+            processes.close()
+
+
+def _run_pending(layout: RunLayout, options: TaskOptions, groups: list[tuple[int, ...]],
+                 processes: _WorkerProcesses | None, console: Console, show_progress: bool,
+                 stop: threading.Event | None) -> LocalRunSummary:
     manifest = load_manifest(layout)
     check_verification_options(layout, options.kernel, options.device)
-    select_devices(options.device)  # an unknown device or kernel is refused before anything starts
     if options.kernel:
         check_kernel(manifest.problem, options.kernel, manifest.symmetry)
     todo = pending_partitions(layout)
     summary = LocalRunSummary(skipped=[i for i in partition_scope(layout, manifest) if i not in todo])
+    summary.claimed = claimed_elsewhere(layout, todo)  # being counted by another executor: left to it
+    todo = [i for i in todo if i not in summary.claimed]
     rows = {i: manifest.partition(i).rows for i in todo}
     checkpointed = run_progress(layout, manifest).partial
-    console = console or Console(stderr=True)
     t0 = time.perf_counter()
     columns = (TextColumn("[bold]{task.description}"), BarColumn(),
                TextColumn("{task.completed:,.0f}/{task.total:,.0f} states, {task.fields[parts]} partitions"),
@@ -130,25 +269,34 @@ def run_local(layout: RunLayout, workers: int = 1, options: TaskOptions | None =
     with Progress(*columns, console=console, disable=not show_progress, transient=False) as progress:
         bar = _StateProgress(progress, f"{manifest.problem} n={manifest.n}", rows,
                              {i: checkpointed.get(i, (0, 0))[0] for i in todo})
-        handout = _Handout(workers, stop, RateBook())
-        with ThreadPoolExecutor(max_workers=workers + PREPARED_AHEAD) as pool:
-            futures: dict[Future[TaskResult | None], int] = {
-                pool.submit(handout.run, layout, i, options, partial(bar.chunk, i)): i for i in todo
-            }
-            remaining = set(futures)
-            while remaining:
-                done, remaining = wait(remaining, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    i = futures[fut]
-                    try:
-                        if fut.result() is None:
-                            summary.not_started.append(i)
-                            continue
-                        summary.ran.append(i)
-                        bar.finished(i)
-                    except TaskInterrupted:
-                        summary.interrupted.append(i)
-                    except Exception as exc:  # one failed partition must not hide the others
-                        summary.failed[i] = f"{type(exc).__name__}: {exc}"
+
+        def report(kind: str, i: int, detail: object) -> None:
+            if kind == "chunk":
+                bar.chunk(i, int(detail))  # type: ignore[call-overload]
+            elif kind == "ran":
+                summary.ran.append(i)
+                bar.finished(i)
+            elif kind == "interrupted":
+                summary.interrupted.append(i)
+            elif kind == "failed":
+                summary.failed[i] = str(detail)
+            elif kind == "claimed":
+                summary.claimed[i] = str(detail)
+
+        if processes is None:
+            queue, lock = deque(todo), threading.Lock()
+
+            def take() -> int | None:
+                with lock:
+                    return queue.popleft() if queue else None
+
+            _work(layout, replace(options, only=groups[0]), take, stop, report)
+        else:
+            cost = {i: manifest.partition(i).estimated_cost or manifest.partition(i).rows for i in todo}
+            processes.run(sorted(todo, key=lambda i: -cost[i]), stop, report)
+    ended = set(summary.ran) | set(summary.interrupted) | set(summary.failed) | set(summary.claimed)
+    if summary.claimed:
+        console.print(left_to_others(summary.claimed), markup=False)
+    summary.not_started = [i for i in todo if i not in ended]
     summary.seconds = time.perf_counter() - t0
     return summary

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -21,9 +20,11 @@ import numpy as np
 from permenum.atomic import quarantine
 from permenum.checkpoints import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
 from permenum.jobs.chunking import ChunkSizer, WorkIndex
+from permenum.jobs.claims import PartitionClaimed, claim
 from permenum.jobs.environment import TaskEnvironment
+from permenum.jobs.device_loop import DeviceLoop, DeviceReport, Spec
+from permenum.jobs.device_process import DeviceProcess
 from permenum.jobs.partial import ChunkLedger, OpenChunk, Partial
-from permenum.jobs.refine import RefiningSolver, deepen, next_slice
 from permenum.jobs.schedule import DeviceState, RateBook, Scheduler, StopRule
 from permenum.jobs.solutions import write_solutions
 from permenum.jobs.stream import StreamedPartition
@@ -31,13 +32,11 @@ from permenum.jobs.tasklog import TaskLog
 from permenum.errors import UserError
 from permenum.layout import RunLayout
 from permenum.poolgen.write import read_partition
-from permenum.problems import Problem, StateBatch, get_problem
-from permenum.problems.base import ChildBatch, exact_sum
+from permenum.problems import Problem, get_problem
 from permenum.records import (AttemptDevices, DeviceUse, Manifest, check_verification_options, PartitionEntry, ResultRecord, Seconds, attempts_so_far,
                               load_manifest, write_failure, write_result)
 from permenum.solver.devices import DeviceRef, select_devices
-from permenum.solver.opencl import BatchCounts, Staged, device_context, device_lanes, first_chunk, min_chunk
-from permenum.solver.registry import make_solver, variant_for
+from permenum.solver.opencl import device_lanes, first_chunk, min_chunk
 from permenum.task_options import TaskOptions
 
 #: `permenum task` exits with this (EX_TEMPFAIL) when it stopped early after checkpointing.
@@ -60,7 +59,8 @@ class TaskInterrupted(Exception):
 
 def run_task(layout: RunLayout, partition: int, options: TaskOptions | None = None,
              stop: threading.Event | None = None, on_chunk: Callable[[int], None] | None = None,
-             rates: RateBook | None = None, on_drained: Callable[[], None] = lambda: None) -> TaskResult:
+             rates: RateBook | None = None, on_drained: Callable[[], None] = lambda: None,
+             force: bool = False) -> TaskResult:
     """Run one partition and write its result record.
 
     ``stop`` is checked after every chunk: when set, or once this attempt has run
@@ -69,14 +69,16 @@ def run_task(layout: RunLayout, partition: int, options: TaskOptions | None = No
     devices' rates from task to task, ``on_drained`` hears that every device holds its last chunk (the
     local executor's next task may start preparing). A failure is recorded
     in ``logs/part-NNNNN.error.json`` before it propagates, so `status` can tell a failed partition
-    from one that never ran.
+    from one that never ran. The partition is claimed while it counts (jobs.claims): PartitionClaimed when
+    another live task counts it, or when it has a sound result already and not ``force``.
     """
     options = options or TaskOptions()
     options.validate()
     check_verification_options(layout, options.kernel, options.device)
     try:
-        return _Attempt(layout, partition, options, stop or threading.Event(), on_chunk, rates, on_drained).run()
-    except TaskInterrupted:
+        with claim(layout, partition, again=force):
+            return _Attempt(layout, partition, options, stop or threading.Event(), on_chunk, rates, on_drained).run()
+    except (TaskInterrupted, PartitionClaimed):
         raise
     except Exception as exc:
         if _is_partition(layout, partition):  # no error file for a partition the pool does not have
@@ -106,38 +108,37 @@ class _Loaded:
     earlier: tuple[AttemptDevices, ...] = ()  # the attempts the checkpoint's counts come from
 
 
-@dataclass(frozen=True)
-class _Refined:
-    """A claimed chunk made ready on the claim-ahead thread: its coarse states, refined (``fine``; the
-    chunk itself where it is not refined), where counting resumes in them, and the first launch staged."""
+class _Slot:
+    """The task's scheduler bound to device ``k`` (jobs.device_loop.Handout): its chunks' sums go to the
+    ledger, their states to the progress, their lines to the task log."""
 
-    chunk: StateBatch
-    fine: StateBatch | ChildBatch
-    resumed: int
-    first: Staged
+    def __init__(self, attempt: "_Attempt", k: int) -> None:
+        self._a, self._k = attempt, k
 
+    def claim(self) -> tuple[int, int] | None:
+        return self._a.scheduler.claim(self._k)
 
-@dataclass(frozen=True)
-class _Claim:
-    """A device's chunk: its span of coarse states, the part of it an earlier attempt counted, the kernel
-    seconds the scheduler expected of it when it was claimed, and its states made ready (on the
-    claim-ahead thread, which asks again where that was not known)."""
+    def open_chunk(self, start: int) -> OpenChunk | None:
+        return self._a.scheduler.open_chunk(start)
 
-    span: tuple[int, int]
-    begun: OpenChunk | None
-    expected: float | None
-    ready: Future[_Refined]
+    def expected_seconds(self, start: int, end: int) -> float | None:
+        return self._a.scheduler.expected_seconds(self._k, start, end)
 
+    def advance(self, start: int, end: int, depth: int, fine_total: int, fine_done: int, sums: Partial,
+                slice_states: int) -> None:
+        self._a.scheduler.advance(self._k, start, end, depth, fine_total, fine_done, sums, slice_states)
 
-def _check_begun(begun: OpenChunk | None, fine_total: int, start: int, end: int) -> int:
-    """Where a chunk begun in an earlier attempt resumes: refined again to its depth, it must hold as
-    many states as then (else its counted part cannot be matched to states, and the task fails)."""
-    if begun is None:
-        return 0
-    if begun.fine_total != fine_total:
-        raise UserError(f"states {start}-{end} refined again to depth {begun.depth} give {fine_total} states, the "
-                        f"checkpoint counted {begun.fine_done} of {begun.fine_total}: it is not this pool's")
-    return begun.fine_done
+    def finish(self, start: int, end: int, sums: Partial, kernel_seconds: float, share: float, line: str) -> None:
+        self._a.scheduler.finish(self._k, start, end, sums, kernel_seconds, share)
+        if self._a.on_chunk:
+            self._a.on_chunk(end - start)
+        self._a.log.write(line)
+
+    def stopping(self) -> bool:
+        return self._a.scheduler.stopping(self._k)
+
+    def log(self, line: str) -> None:
+        self._a.log.write(line)
 
 
 class _Attempt:
@@ -153,14 +154,15 @@ class _Attempt:
         self.manifest: Manifest = load_manifest(layout)
         self.entry: PartitionEntry = self.manifest.partition(partition)
         self.problem: Problem = get_problem(self.manifest.problem)
-        self.refs: list[DeviceRef] = select_devices(options.device)
+        self.refs: list[DeviceRef] = select_devices(options.device, options.only)
         self.targets = [self._refine_target(r) for r in self.refs]
         self.scheduler = Scheduler([self._device_state(r, t) for r, t in zip(self.refs, self.targets)],
                                    StopRule(stop, options.max_seconds, self.t_start), rates=rates,
                                    on_drained=on_drained)
-        self.solvers: list[RefiningSolver | None] = [None] * len(self.refs)  # each built by its device's own thread
-        self.setup_seconds = [0.0] * len(self.refs)  # the context (kernels are built on the refining thread)
-        self.busy_seconds = [0.0] * len(self.refs)  # inside the solver: host preparation, transfers, kernels
+        self.reports = [DeviceReport(0.0, 0.0, "", ())] * len(self.refs)  # each device's, once it is done
+        # several devices: each in a process of its own, started now so that it opens while the partition loads
+        self.remote = [DeviceProcess(self.spec(k), (options.only or range(len(self.refs)))[k]) if len(self.refs) > 1
+                       else None for k in range(len(self.refs))]
         self.log = TaskLog(layout.task_log(partition), partition)
         self.loaded: _Loaded | None = None  # set before the scheduler opens
 
@@ -243,128 +245,43 @@ class _Attempt:
     def _serve_guarded(self, k: int, failures: list[BaseException]) -> None:
         """Device ``k``'s thread; its exception is handed to the task's thread instead of being lost."""
         try:
-            self._serve(k)
+            self.reports[k] = self._serve(k)
         except BaseException as exc:  # noqa: BLE001 - re-raised by the task
             self.scheduler.abort()
             failures.append(exc)
         finally:
             self.scheduler.leave(k)
 
-    def _serve(self, k: int) -> None:
-        """Build device ``k``'s solver (a slow PoCL build does not hold the GPUs back), then count chunks,
-        each claimed, parsed and refined on another thread while the one before counts."""
-        solver = self._build_solver(k)
+    def _serve(self, k: int) -> DeviceReport:
+        """Device ``k`` counts chunks: on this thread where it is the task's only device, else in a process
+        of its own (jobs.device_process says why), this thread answering its requests."""
+        slot = _Slot(self, k)
+        if self.remote[k] is not None:
+            return self.remote[k].serve(slot, lambda: self._partition_bytes())
+        loop = DeviceLoop(self.refs[k], self.spec(k), self.problem, slot)
+        try:
+            loop.build()
+            if self.scheduler.wait_open():
+                loop.serve(self._opened().states)
+        finally:
+            self.reports[k] = loop.report()  # what it counted so far, also when it failed
+        return loop.report()
+
+    def _partition_bytes(self) -> tuple[bytes, str] | None:
+        """The verified partition for a device's process, once loaded (None: it will not be counted)."""
         if not self.scheduler.wait_open():
-            return
-        loaded = self._opened()
-        with ThreadPoolExecutor(1, thread_name_prefix=f"refine-{k}") as ahead:
-            nxt = self._claim_ahead(k, solver, loaded, ahead)
-            while nxt is not None:
-                claim = nxt
-                ready = claim.ready.result()
-                nxt = self._claim_ahead(k, solver, loaded, ahead)
-                self._count_chunk(k, solver, claim, ready)
-                if nxt is not None and self.scheduler.stopping(k):
-                    if nxt.ready.exception() is None:  # a chunk that failed to get ready does not fail the stop
-                        solver.discard(nxt.ready.result().first)  # dropped: not in the checkpoint, counted on resume
-                    break
-
-    def _build_solver(self, k: int) -> RefiningSolver:
-        """The device's context; its kernels are built where their first batch is staged (jobs.refine)."""
-        t0 = time.perf_counter()
-        m, dev = self.manifest, device_context(self.refs[k])
-        solver = RefiningSolver(lambda depth: make_solver(self.problem.name, dev, m.n, depth, self.options.kernel,
-                                                          m.symmetry, self.options.count_nodes),
-                                variant_for(self.problem.name, dev, self.options.kernel), self.problem, m.n,
-                                m.symmetry, self.targets[k], dev.launching)
-        self.solvers[k] = solver
-        self.setup_seconds[k] = time.perf_counter() - t0
-        return solver
-
-    def _count_chunk(self, k: int, solver: RefiningSolver, claim: "_Claim", ready: _Refined) -> None:
-        """Count one chunk and hand its sums to the scheduler; a refined chunk in slices sized by time
-        (jobs.refine; the first one staged ahead), stopping between them when asked."""
-        (start, end), t0 = claim.span, time.perf_counter()
-        fine = ready.fine
-        if fine is ready.chunk:
-            out = solver.count(ready.first)
-            self.busy_seconds[k] += time.perf_counter() - t0
-            self._finish_chunk(k, claim, self._sums(fine, out), out.kernel_seconds, t0, "")
-            return
-        done = resumed = ready.resumed
-        launches, kernel, staged = 0, 0.0, ready.first
-        while True:
-            out = solver.count(staged)
-            launches, kernel, done = launches + 1, kernel + out.kernel_seconds, done + len(staged.batch)
-            sums = self._sums(staged.batch, out)
-            if done == len(fine):
-                break
-            self.scheduler.advance(k, start, end, fine.depth, len(fine), done, sums, len(staged.batch))
-            if self.scheduler.stopping(k):  # the chunk stays open in the checkpoint
-                self.busy_seconds[k] += time.perf_counter() - t0
-                self.log.write(f"{self.refs[k].label}: states {start}-{end} (refined to {len(fine)} at depth "
-                               f"{fine.depth}) stopped after {done} of them, kernel {kernel:.2f} s")
-                return
-            size = self._slice(claim.begun, claim.expected, len(fine), done, kernel)
-            staged = solver.stage(fine.take(slice(done, done + size)))
-        self.busy_seconds[k] += time.perf_counter() - t0
-        how = (f" in {launches} launches" if launches > 1 else "") + (f", from {resumed}" if resumed else "")
-        self._finish_chunk(k, claim, sums, kernel, t0, f" (refined to {len(fine)} at depth {fine.depth}{how})",
-                           (len(fine) - resumed) / len(fine))
-
-    def _slice(self, begun: OpenChunk | None, expected: float | None, total: int, done: int, kernel: float) -> int:
-        """Fine states of a refined chunk's next launch, ``done`` of ``total`` counted (``kernel`` seconds
-        by this attempt): at the rate measured on it so far, in an earlier attempt too (jobs.refine)."""
-        measured = begun.sums.kernel_seconds if begun else 0.0
-        return next_slice(done, total, done, measured + kernel, expected, self.options.chunk_seconds)
-
-    def _finish_chunk(self, k: int, claim: "_Claim", sums: Partial, kernel_seconds: float, t0: float,
-                      refinement: str, share: float = 1.0) -> None:
-        start, end = claim.span
-        self.scheduler.finish(k, start, end, sums, kernel_seconds, share)
-        if self.on_chunk:
-            self.on_chunk(end - start)
-        self.log.write(f"{self.refs[k].label}: states {start}-{end}{refinement}, kernel {kernel_seconds:.2f} s, "
-                       f"{time.perf_counter() - t0:.2f} s in all, ended {time.perf_counter() - self.t_start:.2f} s "
-                       "into the attempt")
-
-    def _claim_ahead(self, k: int, solver: RefiningSolver, loaded: _Loaded, ahead: ThreadPoolExecutor) -> "_Claim | None":
-        """Device ``k``'s next chunk, its states parsed, refined and first launch staged in ``ahead``
-        (None: no more chunks)."""
-        span = self.scheduler.claim(k)
-        if span is None:
             return None
-        begun = self.scheduler.open_chunk(span[0])
-        expected = self.scheduler.expected_seconds(k, *span)
+        return self._opened().states.data, f"partition {self.partition}"
 
-        def ready() -> _Refined:
-            chunk = loaded.states.take(*span)  # waits for its row groups to be parsed
-            if begun is not None:
-                fine = solver.refine(chunk, depth=begun.depth)
-            else:
-                fine = solver.refine(chunk, deepen(expected, self.options.chunk_seconds))
-            if fine is chunk:
-                return _Refined(chunk, fine, 0, solver.stage(chunk))
-            resumed = _check_begun(begun, len(fine), *span)
-            # a rate may have been measured while it was refined (the chunk before, or its first slice)
-            now_expected = expected if expected is not None else self.scheduler.expected_seconds(k, *span)
-            size = self._slice(begun, now_expected, len(fine), resumed, 0.0)
-            return _Refined(chunk, fine, resumed, solver.stage(fine.take(slice(resumed, resumed + size))))
-
-        return _Claim(span, begun, expected, ahead.submit(ready))
-
-    def _sums(self, chunk: StateBatch | ChildBatch, out: BatchCounts) -> Partial:
-        tally = self.problem.tally(chunk, out.counts, out.solutions, self.manifest.symmetry)
-        nodes = exact_sum(out.nodes) if out.nodes is not None else None
-        found = out.solutions.tolist() if out.solutions is not None else None
-        return Partial(tally.weighted, tally.raw, tally.classes, nodes, out.kernel_seconds, found, 1)
+    def spec(self, k: int) -> Spec:
+        m = self.manifest
+        return Spec(m.problem, m.n, m.symmetry, self.options, self.targets[k], self.t_start)
 
     def _device_use(self, k: int) -> DeviceUse:
         """Device ``k``'s part in this attempt and what it was: model, platform, driver, kernel builds."""
-        r, solver = self.refs[k], self.solvers[k]
-        d = self.scheduler.devices[k]
-        return DeviceUse(r.label, d.states, self.setup_seconds[k], self.busy_seconds[k], solver.variant if solver else "",
-                         r.model, r.platform, r.driver, solver.builds if solver else (), d.launches)
+        r, d, rep = self.refs[k], self.scheduler.devices[k], self.reports[k]
+        return DeviceUse(r.label, d.states, rep.setup_seconds, rep.busy_seconds, rep.variant, r.model, r.platform,
+                         r.driver, rep.builds, d.launches)
 
     def _opened(self) -> _Loaded:
         assert self.loaded is not None, "the partition is loaded before the scheduler opens"
@@ -400,8 +317,10 @@ class _Attempt:
     def _record(self, loaded: _Loaded) -> TaskResult:
         """Write the solutions (where the problem reports them), then the result record; drop the checkpoint."""
         sums, m = loaded.ledger.prefix, self.manifest
+        sealed = None
         if self.problem.reports_solutions and sums.solutions is not None:
-            write_solutions(self.layout, self.partition, np.array(sums.solutions, np.uint8).reshape(len(sums.solutions), m.n))
+            sealed = write_solutions(self.layout, self.partition, loaded.attempt,
+                                     np.array(sums.solutions, np.uint8).reshape(len(sums.solutions), m.n))
         now = time.perf_counter()
         devices = tuple(self._device_use(k) for k in range(len(self.refs)))
         record = ResultRecord(
@@ -411,7 +330,7 @@ class _Attempt:
             checkpoint_rejected=loaded.rejected, weighted=sums.weighted, raw=sums.raw, classes=sums.classes,
             nodes=sums.nodes if self.options.count_nodes else None, kernel=_kernels(devices), devices=devices,
             seconds=Seconds(loaded.seconds, sums.kernel_seconds, loaded.elapsed_before + now - self.t_start, now - self.t_start),
-            origin=TaskEnvironment.read().origin, earlier=loaded.earlier)
+            origin=TaskEnvironment.read().origin, earlier=loaded.earlier, solutions_file=sealed)
         status = write_result(self.layout, record)
         self.log.write(f"done: {record.weighted} solutions, {sums.chunks} chunks, result {status}")
         self.layout.checkpoint_file(self.partition).unlink(missing_ok=True)

@@ -22,6 +22,10 @@ class TaskOptions:
     count_nodes: bool = False  # the node-counting build (slower)
     chunk_seconds: float = DEFAULT_CHUNK_SECONDS  # bound on one launch; a checkpoint follows each
     max_seconds: float | None = None  # checkpoint and stop once an attempt has run this long
+    #: Which of ``device``'s devices (positions in its list) the task uses; () all. The local executor's
+    #: way of giving each worker devices of its own (jobs.local.worker_groups); never rendered for SLURM,
+    #: which hands a task its GPUs itself.
+    only: tuple[int, ...] = ()
 
     def validate(self) -> None:
         if not (math.isfinite(self.chunk_seconds) and self.chunk_seconds > 0):

@@ -107,7 +107,6 @@ class SbatchOptions:
                             "every task would be told to checkpoint and requeue as it starts")
 
 
-
 def check_sbatch_arg(arg: str) -> None:
     """An extra sbatch option must be one line, start with '-', and leave permenum's own options alone."""
     if "\n" in arg or not arg.startswith("-"):

@@ -90,9 +90,20 @@ def device_context(ref: DeviceRef) -> DeviceContext:
 
 
 def open_devices(spec: str | None) -> list[DeviceContext]:
-    """The devices ``spec`` names (solver.devices), their contexts made: `enumerate` does it on a thread while
-    it builds its pool (on an H100 the probe and the context are 0.3 s, on PoCL here 0.15-0.4 s)."""
+    """The devices ``spec`` names (solver.devices), their contexts made (the search's several walks)."""
     return [device_context(ref) for ref in select_devices(spec)]
+
+
+def open_if_alone(spec: str | None) -> int:
+    """How many devices ``spec`` names (an unknown one is refused here, before any work); a lone device's
+    context is made now, as its task runs in this process (`enumerate` does it on a thread while it builds
+    its pool: on an H100 the probe and the context are 0.3 s, on PoCL 0.15-0.4 s). Several devices are
+    opened by their own processes (jobs.local, jobs.device_process): a context here would only cost time
+    and GPU memory."""
+    refs = select_devices(spec)
+    if len(refs) == 1:
+        device_context(refs[0])
+    return len(refs)
 
 
 GPU_STATES_PER_LANE = 16

@@ -10,6 +10,7 @@ import pytest
 from permenum.errors import UserError
 from permenum.jobs.collect import collect
 from permenum.jobs.local import run_local
+from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout
 from permenum.poolgen.generate import climb
 from permenum.poolgen.write import PoolSettings, write_pool
@@ -28,7 +29,7 @@ def _flow(root: Path, n: int, partitions: int, symmetry: str | None = None) -> i
     except UserError as exc:
         assert "partitions but the pool has only" in str(exc) and not layout.manifest.exists()
         return None
-    assert not run_local(layout, workers=2, show_progress=False).failed
+    assert not run_local(layout, workers=2, options=TaskOptions(device="cpu/2"), show_progress=False).failed
     c = collect(layout)
     assert c.complete and c.total == published("costas_total", n), (n, c.total)
     assert c.classes == published("costas_classes", n), (n, c.classes)
@@ -92,7 +93,7 @@ def test_every_partition_counts_whole_classes(tmp_path: Path) -> None:
     """Each class counted once at its representative: per-partition counts are ints, whatever the split."""
     layout = RunLayout(tmp_path / "c11")
     write_pool(layout, PoolSettings("costas", 11, 7, target_states=200, seed=3))
-    assert not run_local(layout, workers=2, show_progress=False).failed
+    assert not run_local(layout, workers=2, options=TaskOptions(device="cpu/2"), show_progress=False).failed
     c = collect(layout)
     assert all(type(r.weighted) is int and type(r.classes) is int for r in c.records)
     assert sum(r.classes or 0 for r in c.records) == published("costas_classes", 11)

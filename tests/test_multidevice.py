@@ -145,3 +145,27 @@ def test_the_cpu_is_probed_once_and_its_probe_context_kept() -> None:
             "assert device_context(ref).context is d._probed[key] is not None\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr  # its asserts: only platforms before the chosen one were probed, and failed
+
+
+def test_workers_take_their_own_devices_and_share_one_queue(tmp_path: Path) -> None:
+    """Two workers over two sub-devices run in processes of their own, each on one device, taking the
+    partitions from one queue: every partition counted once, by one device, and both workers worked."""
+    layout = RunLayout(tmp_path / "run")
+    write_pool(layout, PoolSettings("nqueens", 14, 6, target_states=256))
+    summary = run_local(layout, None, TaskOptions(device="cpu/2", chunk_seconds=0.05), show_progress=False)
+    assert sorted(summary.ran) == list(range(6)) and not summary.failed and not summary.not_started
+    c = collect(layout)
+    assert c.total == published("nqueens_total", 14)
+    labels = [tuple(d.label for d in r.devices) for r in c.records]
+    assert all(len(one) == 1 for one in labels), labels  # a task on its worker's device alone
+    assert len({one for one in labels}) == 2, labels  # both workers counted partitions
+    assert len({r.origin.pid for r in c.records}) == 2  # in two processes
+
+
+def test_more_workers_than_devices_is_refused(tmp_path: Path) -> None:
+    from permenum.errors import UserError
+    from permenum.jobs.local import worker_groups
+
+    assert worker_groups("cpu/2", None) == [(0,), (1,)] and worker_groups("cpu/2", 1) == [(0, 1)]
+    with pytest.raises(UserError, match="a worker needs one of its own"):
+        worker_groups("cpu", 2)

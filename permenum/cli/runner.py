@@ -4,6 +4,7 @@ machine (`run`, `enumerate`, `verify`), print a collected run (`collect`, `enume
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from permenum.cli.common import EXIT_INCOMPLETE, err, existing_run, out, ranges, slurm_backend, slurm_errors
@@ -26,23 +27,24 @@ def task_options(device: str | None, kernel: str | None, count_nodes: bool, chun
 
 
 def open_device(device: str | None) -> None:
-    """Open the first chosen device (an unknown one is refused here, before any work)."""
-    from permenum.solver.devices import select_devices
-    from permenum.solver.opencl import device_context
+    """Open the chosen device where it is alone (an unknown one is refused here, before any work)."""
+    from permenum.solver.opencl import open_if_alone
 
-    device_context(select_devices(device)[0])
+    open_if_alone(device)
 
 
-def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", again: str = "") -> int:
+def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", again: str = "",
+             prepare: Callable[[], None] = lambda: None) -> int:
     """Run the partitions without a result on this machine (``workers`` None: one worker per device group,
-    every GPU used once); ``again`` is the command that resumes (default `permenum run RUN`)."""
+    every GPU used once); ``again`` is the command that resumes (default `permenum run RUN`); ``prepare``
+    runs while the workers start (jobs.local.run_local)."""
     from permenum.jobs.environment import StopRequest
     from permenum.jobs.local import run_local
     from permenum.jobs.task import EXIT_INTERRUPTED
 
     stop = StopRequest(lambda line: err.print(line))
     stop.around_device_start(lambda: open_device(options.device))
-    summary = run_local(layout, workers, options, console=err, stop=stop.event)
+    summary = run_local(layout, workers, options, console=err, stop=stop.event, prepare=prepare)
     if summary.skipped:
         err.print(f"{len(summary.skipped)} partitions already had results")
     if summary.interrupted or summary.not_started:
