@@ -103,7 +103,7 @@ def _new_verification(layout: RunLayout, sample: float | None, listed: str | Non
     if listed is not None and seed is not None:
         raise UserError("--seed draws a sample: not with --shards")
     try:
-        partitions = expandranges(listed) if listed is not None else None
+        partitions = expand_ranges(listed) if listed is not None else None
     except ValueError as exc:
         raise UserError(f"--shards: {exc}") from None
     if not as_array:  # the device must exist here before anything is written (a node's is checked there)
