@@ -92,7 +92,7 @@ def test_script_minimal_has_no_optional_lines(task: TaskOptions | None) -> None:
 def test_script_passes_every_task_option_quoted() -> None:
     task = TaskOptions(device="gpu; rm -rf ~", kernel="skip all", count_nodes=True, chunk_seconds=1e-3, max_seconds=60)
     last = _render(Path("/r"), Path("/b"), SbatchOptions(task=task)).rstrip().splitlines()[-1]
-    assert last == ("""exec permenum task /r --partition "$partition" --device 'gpu; rm -rf ~' """
+    assert last == ("""exec permenum task /r --shard "$partition" --device 'gpu; rm -rf ~' """
                     "--kernel 'skip all' --count-nodes --chunk-seconds 0.001 --max-seconds 60.0")
 
 
