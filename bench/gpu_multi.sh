@@ -5,7 +5,7 @@
 #                                            one task over all with --workers 1), G one-GPU `permenum task`
 #                                            process streams over 16 and 64 partitions, `run` over 64
 #   bash bench/gpu_multi.sh OUTDIR quick     N-Queens $NQ on G GPUs: G workers, and one task over all
-#   bash bench/gpu_multi.sh OUTDIR costas    Costas $CO (22) on 1 and G GPUs, N-Queens 21 and Costas 21 on one
+#   bash bench/gpu_multi.sh OUTDIR costas    Costas $CO (22) on 1 and G GPUs, N-Queens 21 (and Costas 21 with CO21=1) on one
 #                                            (whole command against kernel), ygch/n_queens N=$NQ on G GPUs
 #                                            (its source copied into .peer/ygch, built here with nvcc)
 # Each row: wall seconds of the command, its total and check; then per-device busy seconds and end times
@@ -55,13 +55,17 @@ elif [ "$what" = nqueens ]; then
         pe pool nqueens $NQ -P $P --out $t/p$P > "$out/pool$P.log" 2>&1
         row "nqueens$NQ-${G}x1gpu-procs-P$P" $t/p$P streams $t/p$P $P
     done
+    # one task process's start, from the shell: interpreter, imports, context, build, load, first launch
+    s=$EPOCHREALTIME; CUDA_VISIBLE_DEVICES=0 pe task $t/p64 -i 0 --device gpu --force > "$out/one-task.log" 2>&1; e=$EPOCHREALTIME
+    awk -v s="$s" -v e="$e" 'BEGIN { printf "one permenum task (partition 0 of 64, again): %.2f s\n", e - s }' | tee -a "$out/table.txt"
+    grep -h -E "attempt|states 0-|done" $t/p64/logs/part-00000.log | tail -4 | cut -c1-200 | tee -a "$out/table.txt"
     pe pool nqueens $NQ -P 64 --out $t/r64 > "$out/pool-r64.log" 2>&1
     row "nqueens$NQ-run-P64" $t/r64 pe run $t/r64 --device gpu
     pe collect $t/r64 >> "$out/nqueens$NQ-run-P64.log" 2>&1
     grep -h -E "total|matches" "$out/nqueens$NQ-run-P64.log" | tail -2 | tee -a "$out/table.txt"
 else
     row "nqueens21-1gpu" $t/q21 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum.cli enumerate nqueens 21 --device gpu --run-dir $t/q21"
-    row "costas21-1gpu" $t/c21 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum.cli enumerate costas 21 --device gpu --run-dir $t/c21"
+    [ -n "${CO21:-}" ] && row "costas21-1gpu" $t/c21 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum.cli enumerate costas 21 --device gpu --run-dir $t/c21"
     row "costas$CO-1gpu" $t/c1 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum.cli enumerate costas $CO --device gpu --run-dir $t/c1"
     row "costas$CO-${G}gpu" $t/cG pe enumerate costas $CO --device gpu --run-dir $t/cG
     if [ -d .peer/ygch ]; then

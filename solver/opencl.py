@@ -16,6 +16,7 @@ from importlib import resources
 import numpy as np
 import pyopencl as cl
 
+from permenum.kernel_cache import BUILDS
 from permenum.problems import StateBatch
 from permenum.problems.base import ChildBatch
 from permenum.solver.devices import DeviceRef, probed_context, select_devices
@@ -58,7 +59,8 @@ class DeviceContext:
         with self._build_lock:
             if key not in self._programs:
                 try:
-                    self._programs[key] = cl.Program(self.context, kernel_source(filename)).build(options=list(options))
+                    with BUILDS.building(filename, self.ref.label, self.ref.platform):  # says so once if slow
+                        self._programs[key] = cl.Program(self.context, kernel_source(filename)).build(options=list(options))
                 except cl.RuntimeError as exc:
                     raise BuildError(f"building {filename} with {' '.join(options)} failed on {self.ref.label}: {exc}") from exc
             return self._programs[key]

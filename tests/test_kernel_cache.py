@@ -37,3 +37,18 @@ def test_each_platform_names_its_own_cache(monkeypatch: pytest.MonkeyPatch, tmp_
     assert cache_dir("Intel(R) OpenCL") == tmp_path / "pyopencl"
     monkeypatch.setenv("CUDA_CACHE_PATH", str(tmp_path / "nv"))
     assert cache_dir("NVIDIA CUDA") == tmp_path / "nv"
+
+
+def test_a_first_command_on_an_empty_cache_says_it_builds(tmp_path: Path) -> None:
+    """The real thing: `enumerate` on PoCL with an empty kernel cache builds from source (seconds) and says
+    so once on stderr, naming that cache; the second command loads the builds and says nothing."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "POCL_CACHE_DIR": str(tmp_path / "kcache"), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    cmd = [sys.executable, "-m", "permenum.cli", "enumerate", "nqueens", "8", "--device", "cpu"]
+    first = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    assert first.stderr.count("building OpenCL kernel") == 1 and str(tmp_path / "kcache") in first.stderr
+    second = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    assert "building OpenCL kernel" not in second.stderr and "total 92" in second.stdout
