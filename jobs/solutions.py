@@ -23,6 +23,7 @@ from permenum.atomic import write_atomic
 from permenum.errors import UserError, one_line
 from permenum.layout import RunLayout
 from permenum.records import ResultRecord, SolutionsSeal, load_manifest, scan_results, sound_result
+from permenum.sealed import read_sealed
 
 Array = tuple[int, ...]
 
@@ -56,14 +57,7 @@ def write_solutions(layout: RunLayout, partition: int, attempt: int, arrays: np.
 def read_solutions(path: Path, n: int, seal: SolutionsSeal | None = None) -> list[Array]:
     """The arrays of a solutions file of order ``n``, refused in one line (UserError) when the file does not
     match ``seal`` or does not parse as one; no check of the arrays themselves (stored_arrays does that)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise UserError(f"{path} is missing") from None
-    except OSError as exc:
-        raise UserError(f"{path} is unreadable ({exc.strerror})") from None
-    if seal is not None and hashlib.sha256(data).hexdigest() != seal.sha256:
-        raise UserError(f"{path} is damaged or not its result's (its sha256 does not match the result's seal)")
+    data = read_sealed(path, seal.sha256 if seal is not None else None, "", "result")
     try:
         column = pq.read_table(pa.BufferReader(data)).column("rows").combine_chunks()
     except (pa.ArrowException, KeyError, OSError, ValueError) as exc:

@@ -51,6 +51,7 @@ from permenum.atomic import fsync_dir, write_new_file
 from permenum.errors import UserError
 from permenum.layout import RunLayout
 from permenum.lock import run_lock
+from permenum.sealed import read_sealed
 from permenum.poolgen.cost import default_probes, estimate_costs, shared_costs
 from permenum.poolgen.generate import climb, expand_with_parents
 from permenum.problems import Problem, StateBatch, get_problem
@@ -313,14 +314,4 @@ def load_partition(layout: RunLayout, entry: PartitionEntry) -> pa.Table:
 
 def read_partition(layout: RunLayout, entry: PartitionEntry) -> bytes:
     """The partition file's bytes, checked against the manifest's sha256 (a clear error if missing or corrupted)."""
-    path = entry.path(layout)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise UserError(f"partition {entry.index}: {path} is missing") from None
-    except OSError as exc:
-        raise UserError(f"partition {entry.index}: {path} is unreadable ({exc.strerror})") from None
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != entry.sha256:
-        raise UserError(f"partition {entry.index}: {path} is corrupted (sha256 {digest[:12]}..., manifest says {entry.sha256[:12]}...)")
-    return data
+    return read_sealed(entry.path(layout), entry.sha256, f"partition {entry.index}: ", "manifest")
