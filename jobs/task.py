@@ -2,7 +2,8 @@
 
 The same function runs under SLURM (``permenum task``) and under the local executor; only who
 launches it differs. The flow: verify the partition and resume from its checkpoint, schedule its
-chunks over the devices (jobs.schedule), then record the result. After every chunk the partial sums
+chunks over the devices (jobs.schedule; each device's side is jobs.device_loop, in a process of its own
+where there are several: jobs.device_process), then record the result. After every chunk the partial sums
 go to a verified checkpoint, so a task that is stopped (signal, time limit, kill -9) resumes where
 its last checkpoint left off. The result file, not the scheduler, is the truth that the partition is
 done; it is written once (permenum.records).
@@ -142,8 +143,9 @@ class _Slot:
 
 
 class _Attempt:
-    """One attempt at one partition: the partition is verified and loaded while every device's thread
-    builds its kernel; then the threads count the chunks the scheduler hands them."""
+    """One attempt at one partition: the partition is verified and loaded while every device builds its
+    kernels (a lone device on a thread of this process, several each in a process of its own); then the
+    devices count the chunks the scheduler hands them."""
 
     def __init__(self, layout: RunLayout, partition: int, options: TaskOptions, stop: threading.Event,
                  on_chunk: Callable[[int], None] | None = None, rates: RateBook | None = None,
@@ -160,11 +162,12 @@ class _Attempt:
                                    StopRule(stop, options.max_seconds, self.t_start), rates=rates,
                                    on_drained=on_drained)
         self.reports = [DeviceReport(0.0, 0.0, "", ())] * len(self.refs)  # each device's, once it is done
-        # several devices: each in a process of its own, started now so that it opens while the partition loads
-        self.remote = [DeviceProcess(self.spec(k), (options.only or range(len(self.refs)))[k]) if len(self.refs) > 1
-                       else None for k in range(len(self.refs))]
         self.log = TaskLog(layout.task_log(partition), partition)
         self.loaded: _Loaded | None = None  # set before the scheduler opens
+        # several devices: each in a process of its own, started now so that it opens while the partition
+        # loads (last: nothing here may fail after it, as _count's threads are what answer them)
+        self.remote = [DeviceProcess(self.spec(k), (options.only or range(len(self.refs)))[k]) if len(self.refs) > 1
+                       else None for k in range(len(self.refs))]
 
     def _refine_target(self, ref: DeviceRef) -> int | None:
         """States per launch that fill ``ref`` where the partition is coarser than that (jobs.refine); None:
