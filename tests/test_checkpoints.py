@@ -19,6 +19,7 @@ from rich.console import Console
 
 from permenum.jobs.collect import collect
 from permenum.jobs.local import run_local
+from permenum.jobs.claims import PartitionClaimed
 from permenum.jobs.task import TaskInterrupted, run_task
 from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout
@@ -92,14 +93,16 @@ def test_second_result_is_a_duplicate_or_a_conflict(tmp_path: Path) -> None:
     assert again.status == "accepted"
     result.unlink()
     result.with_suffix(".keep").rename(result)
-    assert run_task(layout, 0).status == "duplicate"
+    with pytest.raises(PartitionClaimed, match="counted meanwhile"):  # done: not counted twice unless forced
+        run_task(layout, 0)
+    assert run_task(layout, 0, force=True).status == "duplicate"
     assert result.read_bytes() == accepted and first.record.attempt == 1
     # an attempt that really counted otherwise (a sound record with other numbers): a conflict, both kept
     other = read_result(result)
     result.unlink()
     write_result(layout, dataclasses.replace(other, weighted=other.weighted + 1))
     with pytest.raises(ResultConflict, match="found"):
-        run_task(layout, 0)
+        run_task(layout, 0, force=True)
     assert list((layout.results_dir / "duplicates").glob("*.json"))
 
 
