@@ -22,7 +22,9 @@ from permenum.without_pandas import WithoutPandas  # noqa: E402
 
 sys.meta_path.insert(0, WithoutPandas())
 import permenum.cli as cli  # noqa: E402
+import permenum.cli.enumerate as enumerate_cmd  # noqa: E402
 import permenum.jobs.collect as collect  # noqa: E402
+import permenum.jobs.device_loop as device_loop  # noqa: E402
 import permenum.jobs.refine as refine  # noqa: E402
 import permenum.jobs.task as task  # noqa: E402
 import permenum.poolgen.write as write  # noqa: E402
@@ -48,8 +50,8 @@ def timed(module: Any, name: str) -> None:
 def main() -> None:
     print(f"  {'imports':<20} {0:7.3f} -> {IMPORTS:7.3f} s", file=sys.stderr)
     for module, names in ((write, ("write_pool", "climb", "estimate_costs", "_write_partitions", "write_manifest")),
-                          (opencl, ("open_devices",)), (cli, ("_run_local", "_print_collect")),
-                          (collect, ("collect",)), (task, ("make_solver",)), (task._Attempt, ("_load",)),
+                          (opencl, ("open_if_alone",)), (enumerate_cmd, ("run_here", "print_collect")),
+                          (collect, ("collect",)), (device_loop, ("make_solver",)), (task._Attempt, ("_load",)),
                           (refine.RefiningSolver, ("refine", "stage", "count"))):
         for name in names:
             timed(module, name)
