@@ -129,23 +129,35 @@ def _work(layout: RunLayout, options: TaskOptions, take: Callable[[], int | None
 def _worker_process(layout: RunLayout, options: TaskOptions, worker: int, queue: "mp.Queue[int | None]",
                     events: "mp.Queue[tuple[str, int, object]]", stop: threading.Event) -> None:
     """One worker's process: its devices, its own interpreter (no other worker's host work holds its GIL),
-    partitions taken from the run's queue. Signals go to the run's process, which sets ``stop``."""
+    partitions taken from the run's queue. Signals go to the run's process, which sets ``stop``; a worker
+    whose run's process is gone (killed) takes nothing more and ends once its task does."""
     for sig in STOP_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
     for ref in select_devices(options.device, options.only):  # before its first partition is dealt
         device_context(ref)
     lock, ended = threading.Lock(), False
+    run = mp.parent_process()
+
+    def next_partition() -> int | None:
+        while run is None or run.is_alive():
+            try:
+                return queue.get(timeout=1.0)
+            except Empty:
+                continue
+        return None
 
     def take() -> int | None:
         nonlocal ended
         with lock:  # one None per worker: once it is taken, every thread of the worker is done
-            i = None if ended else queue.get()
+            i = None if ended else next_partition()
             ended = i is None
         if i is not None:
             events.put(("taken", i, worker))
         return i
 
     _work(layout, options, take, stop, lambda kind, i, detail: events.put((kind, i, detail)))
+    if run is not None and not run.is_alive():
+        events.cancel_join_thread()  # no reader left: exiting must not wait to flush its reports
 
 
 class _WorkerProcesses:

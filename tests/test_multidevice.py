@@ -169,3 +169,32 @@ def test_more_workers_than_devices_is_refused(tmp_path: Path) -> None:
     assert worker_groups("cpu/2", None) == [(0,), (1,)] and worker_groups("cpu/2", 1) == [(0, 1)]
     with pytest.raises(UserError, match="a worker needs one of its own"):
         worker_groups("cpu", 2)
+
+
+def test_a_killed_run_leaves_no_worker_behind(tmp_path: Path) -> None:
+    """kill -9 of `permenum run`: its worker processes finish the task they hold, take nothing more and end
+    (no process left counting for nobody), and what they counted stays sound: the next run counts only the
+    rest, exactly."""
+    import os
+    import signal
+    import time
+
+    run = tmp_path / "run"
+    write_pool(RunLayout(run), PoolSettings("nqueens", 17, 8))
+    proc = subprocess.Popen([sys.executable, "-m", "permenum.cli", "run", str(run), "--device", "cpu/2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
+    deadline = time.monotonic() + 60
+    workers: list[str] = []
+    while len(workers) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+        listed = subprocess.run(["ps", "-ww", "-o", "pid=,cmd=", "--ppid", str(proc.pid)], capture_output=True, text=True).stdout
+        workers = [line.split()[0] for line in listed.splitlines() if "spawn_main" in line]
+    assert len(workers) == 2, "the run started its two workers"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    while any(Path(f"/proc/{w}").exists() for w in workers) and time.monotonic() < deadline + 60:
+        time.sleep(0.2)
+    assert not any(Path(f"/proc/{w}").exists() for w in workers)
+    assert len(list(RunLayout(run).results_dir.glob("part-*.json"))) < 8  # they took no partition after the kill
+    assert not run_local(RunLayout(run), None, TaskOptions(device="cpu/2"), show_progress=False).failed
+    assert collect(RunLayout(run)).total == published("nqueens_total", 17)
