@@ -35,6 +35,7 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
     from concurrent.futures import ThreadPoolExecutor
 
     from permenum.poolgen.write import PoolSettings, write_pool
+    from permenum.solver.devices import select_devices
     from permenum.solver.opencl import open_if_alone
 
     t0 = time.perf_counter()
@@ -43,13 +44,14 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
     run = layout(run_dir or Path(tmp) / "run")  # type: ignore[arg-type]
     try:
         setup = ThreadPoolExecutor(1, thread_name_prefix="devices")
-        devices = setup.submit(open_if_alone, device)  # while the pool is built; an unknown device fails before the run
+        chosen = setup.submit(select_devices, device)  # an unknown device fails before the run
+        devices = setup.submit(open_if_alone, device)  # a lone device's context, while the pool is built
         setup.shutdown(wait=False)
         # a coarse pool (the pool's default target): each task refines its chunks to its device's grain
         # (jobs.refine); one partition per worker: a partition pays its setup (verify, kernel builds) and
         # on a GPU ends in a launch tail, and chunks, not partitions, bound what a Ctrl-C loses
         # workers None (one per device): the device count is needed first when the partitions follow it
-        groups = workers if workers is not None or partitions is not None else devices.result()
+        groups = workers if workers is not None or partitions is not None else len(chosen.result())
         settings = PoolSettings(problem, n, partitions, target_states, seed=seed, symmetry=symmetry, balance=balance,
                                 auto_partitions=groups or 1)
         settings.validate()
