@@ -43,6 +43,11 @@ class _Remote:
             self._conn.send((name, args))
             return self._conn.recv()
 
+    def tell(self, name: str, *args: Any) -> None:
+        """The last word (a report or a failure): sent, not answered."""
+        with self._lock:
+            self._conn.send((name, args))
+
     def __getattr__(self, name: str) -> Any:
         if name not in _CALLS:
             raise AttributeError(name)
@@ -66,12 +71,15 @@ def _child(spec: Spec, conn: Connection) -> None:
         if opened is not None:
             data, label = opened
             loop.serve(StreamedPartition(data, problem.mask_names, label))
-        remote.call("done", loop.report())
+        remote.tell("done", loop.report())
     except (EOFError, BrokenPipeError):
         return  # the task's process is gone: nothing to report to
     except BaseException as exc:  # noqa: BLE001 - handed to the task, which records the failure
-        remote.call("failed", f"{type(exc).__name__}: {exc}" if not isinstance(exc, UserError) else str(exc),
-                    isinstance(exc, UserError))
+        try:
+            remote.tell("failed", str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}",
+                        isinstance(exc, UserError))
+        except (OSError, ValueError):
+            pass  # the task's process is gone
     finally:
         conn.close()
 

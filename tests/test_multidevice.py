@@ -198,3 +198,18 @@ def test_a_killed_run_leaves_no_worker_behind(tmp_path: Path) -> None:
     assert len(list(RunLayout(run).results_dir.glob("part-*.json"))) < 8  # they took no partition after the kill
     assert not run_local(RunLayout(run), None, TaskOptions(device="cpu/2"), show_progress=False).failed
     assert collect(RunLayout(run)).total == published("nqueens_total", 17)
+
+
+def test_a_device_process_that_fails_says_why_in_one_line() -> None:
+    """A device's process hands its failure to the task (one line, the task's own error type) and ends;
+    it does not wait for an answer that will never come."""
+    import time
+
+    from permenum.errors import UserError
+    from permenum.jobs.device_loop import Spec
+    from permenum.jobs.device_process import DeviceProcess
+
+    process = DeviceProcess(Spec("no-such-problem", 8, "none", TaskOptions(device="cpu/2"), None, time.perf_counter()), 1)
+    with pytest.raises(UserError, match="no-such-problem"):
+        process.serve(None, lambda: None)  # type: ignore[arg-type]
+    assert process._process.exitcode == 0  # ended on its own after telling
