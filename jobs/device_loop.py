@@ -40,6 +40,7 @@ class Handout(Protocol):
     def finish(self, start: int, end: int, sums: Partial, kernel_seconds: float, share: float, line: str) -> None: ...
     def stopping(self) -> bool: ...
     def log(self, line: str) -> None: ...
+    def account(self, report: "DeviceReport") -> None: ...
 
 
 @dataclass(frozen=True)
@@ -157,6 +158,7 @@ class DeviceLoop:
             sums = self._sums(staged.batch, out)
             if done == len(fine):
                 break
+            self.handout.account(self.report())  # before the sums: the checkpoint they lead to names its builds
             self.handout.advance(start, end, fine.depth, len(fine), done, sums, len(staged.batch))
             if self.handout.stopping():  # the chunk stays open in the checkpoint
                 self.busy_seconds += time.perf_counter() - t0
@@ -182,6 +184,7 @@ class DeviceLoop:
         line = (f"{self.ref.label}: states {start}-{end}{refinement}, kernel {kernel_seconds:.2f} s, "
                 f"{time.perf_counter() - t0:.2f} s in all, ended {time.perf_counter() - self.spec.t_start:.2f} s "
                 "into the attempt")
+        self.handout.account(self.report())  # before the sums: the checkpoint they lead to names its builds
         self.handout.finish(start, end, sums, kernel_seconds, share, line)
 
     def _claim_ahead(self, solver: RefiningSolver, states: StreamedPartition, ahead: ThreadPoolExecutor) -> _Claim | None:

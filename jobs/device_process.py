@@ -29,7 +29,7 @@ from permenum.jobs.stream import StreamedPartition
 from permenum.signals import STOP_SIGNALS
 
 #: What the child may ask of the parent's hand-out (the rest of Handout's methods, by name).
-_CALLS = ("claim", "open_chunk", "expected_seconds", "advance", "finish", "stopping", "log")
+_CALLS = ("claim", "open_chunk", "expected_seconds", "advance", "finish", "stopping", "log", "account")
 
 
 class _Remote:

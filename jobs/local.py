@@ -63,7 +63,7 @@ def pending_partitions(layout: RunLayout) -> list[int]:
 PREPARED_AHEAD = 2
 
 #: What a worker tells the run: ("taken", partition, worker), ("chunk", partition, states), ("ran" |
-#: "interrupted", partition, None), ("failed", partition, why).
+#: "interrupted", partition, None), ("failed", partition, why), ("claimed", partition, holder).
 Report = Callable[[str, int, object], None]
 
 
@@ -182,6 +182,7 @@ class _WorkerProcesses:
         workers end together); relay the workers' reports and a stop request until every worker is done."""
         self._deal(todo)
         taken: dict[int, int] = {}  # partition -> worker, until its outcome arrives
+        ended: set[int] = set()  # partitions with an outcome
         while True:
             if stop is not None and stop.is_set():
                 self.halt.set()
@@ -196,9 +197,17 @@ class _WorkerProcesses:
                 continue
             if kind != "chunk":
                 taken.pop(i, None)
+                ended.add(i)
             report(kind, i, detail)
         for i, w in taken.items():  # a worker that died took these with it
             report("failed", i, f"its worker process ended with exit code {self.procs[w].exitcode}")
+            ended.add(i)
+        died = {w: p.exitcode for w, p in enumerate(self.procs) if p.exitcode}
+        if died:  # a partition no worker took is not "not started" (a stop's), but lost with them
+            why = "worker processes ended " + ", ".join(f"{w} with exit code {c}" for w, c in died.items())
+            for i in todo:
+                if i not in ended:
+                    report("failed", i, why)
 
     def close(self) -> None:
         """End the workers (at once where they were dealt nothing: the run failed before it began)."""

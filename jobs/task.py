@@ -141,6 +141,10 @@ class _Slot:
     def log(self, line: str) -> None:
         self._a.log.write(line)
 
+    def account(self, report: DeviceReport) -> None:
+        """The device's set-up, busy seconds and builds so far, which the next checkpoint records."""
+        self._a.reports[self._k] = report
+
 
 class _Attempt:
     """One attempt at one partition: the partition is verified and loaded while every device builds its
@@ -161,7 +165,7 @@ class _Attempt:
         self.scheduler = Scheduler([self._device_state(r, t) for r, t in zip(self.refs, self.targets)],
                                    StopRule(stop, options.max_seconds, self.t_start), rates=rates,
                                    on_drained=on_drained)
-        self.reports = [DeviceReport(0.0, 0.0, "", ())] * len(self.refs)  # each device's, once it is done
+        self.reports = [DeviceReport(0.0, 0.0, "", ())] * len(self.refs)  # each device's, as of its last chunk
         self.log = TaskLog(layout.task_log(partition), partition)
         self.loaded: _Loaded | None = None  # set before the scheduler opens
         # several devices: each in a process of its own, started now so that it opens while the partition
@@ -262,12 +266,9 @@ class _Attempt:
         if self.remote[k] is not None:
             return self.remote[k].serve(slot, lambda: self._partition_bytes())
         loop = DeviceLoop(self.refs[k], self.spec(k), self.problem, slot)
-        try:
-            loop.build()
-            if self.scheduler.wait_open():
-                loop.serve(self._opened().states)
-        finally:
-            self.reports[k] = loop.report()  # what it counted so far, also when it failed
+        loop.build()
+        if self.scheduler.wait_open():
+            loop.serve(self._opened().states)
         return loop.report()
 
     def _partition_bytes(self) -> tuple[bytes, str] | None:
