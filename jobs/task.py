@@ -264,7 +264,7 @@ class _Attempt:
         of its own (jobs.device_process says why), this thread answering its requests."""
         slot = _Slot(self, k)
         if self.remote[k] is not None:
-            return self.remote[k].serve(slot, lambda: self._partition_bytes())
+            return self.remote[k].serve(slot, self._partition_bytes)
         loop = DeviceLoop(self.refs[k], self.spec(k), self.problem, slot)
         loop.build()
         if self.scheduler.wait_open():
