@@ -1,7 +1,9 @@
 """Checkpoint + requeue on the real single-node cluster: time limits, kill -9, repeated USR1.
 
-One N-Queens 17 partition on PoCL limited to one thread (POCL_MAX_PTHREAD_COUNT=1, passed to the
-job through sbatch's exported environment) takes about a minute here: long enough to be signalled.
+One N-Queens partition on PoCL limited to one thread (POCL_MAX_PTHREAD_COUNT=1, passed to the
+job through sbatch's exported environment): N=17 takes about 10 s of kernel here, long enough for one
+signal; the tests that interrupt a task many times, or wait for a time limit's signal, count N=18
+(about 6 times the work), so the work does not run out before the last signal.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from tests.slurm_helpers import partition_states, slurm, submissions, wait_idle
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
 N = 17
+LONG_N = 18
 LONG_DEADLINE = 600.0
 
 
@@ -32,8 +35,8 @@ def _job_env(info: cluster.ClusterInfo) -> dict[str, str]:
     return {**info.env, "POCL_MAX_PTHREAD_COUNT": "1"}
 
 
-def _pool(cli, run: Path, *extra: str) -> RunLayout:  # type: ignore[no-untyped-def]
-    cli("pool", "nqueens", N, "--out", run, "-P", 1, *extra, check=True)
+def _pool(cli, run: Path, *extra: str, n: int = N) -> RunLayout:  # type: ignore[no-untyped-def]
+    cli("pool", "nqueens", n, "--out", run, "-P", 1, *extra, check=True)
     return RunLayout(run)
 
 
@@ -52,11 +55,12 @@ def _wait_for(predicate, what: str, deadline_s: float = 120.0) -> Any:  # type: 
     pytest.fail(f"timed out waiting for {what}")
 
 
-def _finish_exact(cli, info: cluster.ClusterInfo, layout: RunLayout) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def _finish_exact(cli, info: cluster.ClusterInfo, layout: RunLayout,  # type: ignore[no-untyped-def]
+                  n: int = N) -> dict[str, Any]:
     report = wait_idle(cli, info, layout.root, deadline_s=LONG_DEADLINE)
     assert partition_states(report)["done"] == [0], report
     c = collect(layout)
-    assert c.total == published("nqueens_total", N) and len(c.records) == 1
+    assert c.total == published("nqueens_total", n) and len(c.records) == 1
     return json.loads(layout.result_file(0).read_text())
 
 
@@ -71,13 +75,13 @@ def _submitted_and_checkpointed(cli, info: cluster.ClusterInfo, run: Path) -> tu
 
 def test_time_limit_signal_checkpoints_requeues_and_resumes(slurm_cluster: cluster.ClusterInfo, tmp_path: Path,
                                                             cli) -> None:  # type: ignore[no-untyped-def]
-    # No mirror symmetry: twice the work (about 70 s), longer than the signal's due time (30 s into
-    # the 2-minute limit; SLURM may send it up to a minute early, so every attempt may be signalled
-    # at once: each still does one chunk of about 10 s, sized from the rate measured before).
-    layout = _pool(cli, tmp_path / "time limit", "--symmetry", "none")
+    # N=18: about a minute of kernel, longer than the signal's due time (30 s into the 2-minute
+    # limit; SLURM may send it up to a minute early, so every attempt may be signalled at once: each
+    # still does one chunk, sized from the rate measured before).
+    layout = _pool(cli, tmp_path / "time limit", n=LONG_N)
     cli("submit", layout.root, "--time", "2", "--signal-seconds", "90", "--chunk-seconds", "20",
         env=_job_env(slurm_cluster), check=True)
-    record = _finish_exact(cli, slurm_cluster, layout)
+    record = _finish_exact(cli, slurm_cluster, layout, n=LONG_N)
     log = _log(layout)
     offsets = [int(x) for x in re.findall(r"resuming from checkpoint at state (\d+)", log)]
     assert offsets and record["resumed_from"] == offsets[-1] > 0, log
@@ -103,7 +107,7 @@ def test_kill_9_then_resubmit_resumes_from_last_checkpoint(slurm_cluster: cluste
 
 def test_repeated_usr1_interruptions_stay_exact(slurm_cluster: cluster.ClusterInfo, tmp_path: Path,
                                                 cli) -> None:  # type: ignore[no-untyped-def]
-    layout = _pool(cli, tmp_path / "usr1 x5")
+    layout = _pool(cli, tmp_path / "usr1 x5", n=LONG_N)
     cli("submit", layout.root, "--chunk-seconds", "1", env=_job_env(slurm_cluster), check=True)
     target = f"{submissions(layout.root)[0]['job_id']}_0"
     for k in range(1, 6):
@@ -113,7 +117,7 @@ def test_repeated_usr1_interruptions_stay_exact(slurm_cluster: cluster.ClusterIn
         time.sleep(1.5)
         slurm(slurm_cluster, "scancel", "--batch", "--signal=USR1", target)
         _wait_for(lambda: _log(layout).count("stopping at state") >= k, f"interruption {k} to checkpoint", 60)
-    record = _finish_exact(cli, slurm_cluster, layout)
+    record = _finish_exact(cli, slurm_cluster, layout, n=LONG_N)
     log = _log(layout)
     assert log.count("stopping at state") >= 5 and log.count("resuming from checkpoint") >= 5, log
     assert record["attempt"] >= 6
