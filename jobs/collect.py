@@ -24,6 +24,7 @@ from permenum.atomic import write_bytes_atomic
 from permenum.layout import RunLayout
 from permenum.problems import get_problem
 from permenum.errors import UserError
+from permenum.jobs.verify import RunResults, Verified, verified
 from permenum.ranges import compact_ranges
 from permenum.records import Manifest, ResultRecord, load_manifest, now_utc, partition_scope, scan_results
 
@@ -41,6 +42,17 @@ class Collected:
     seconds: list[float] = field(default_factory=list)
     ledger_error: str | None = None  # why the ledger could not be written (a read-only run, a full disk)
     ledger_path: Path | None = None  # ledger.parquet, or ledger.partial.parquet for an unfinished run
+    verified: Verified | None = None  # the run's verifications, compared with these results
+
+    def sites(self) -> dict[str, tuple[int, int]]:
+        """Per site: the partitions it counted, and how many of them another site's re-count agreed with."""
+        by = self.verified.agreeing_sites() if self.verified else {}
+        out: dict[str, tuple[int, int]] = {}
+        for r in self.records:
+            site = r.origin.site
+            counted, checked = out.get(site, (0, 0))
+            out[site] = (counted + 1, checked + any(s != site for s in by.get(r.partition, [])))
+        return out
 
     @property
     def complete(self) -> bool:
@@ -96,6 +108,9 @@ LEDGER_COLUMNS: tuple[Column, ...] = (
     Column("finished", pa.timestamp("s", tz="UTC"), "UTC", "when the result was written"),
     Column("devices", pa.string(), "", "the devices that ran it, `P:D platform / name`, comma-separated"),
     Column("host", pa.string(), "", "the host that wrote the result"),
+    Column("site", pa.string(), "", "where it was counted: the SLURM cluster's name, else the host"),
+    Column("verified_by", pa.string(), "", "the sites whose independent re-count (`verify`) agreed, "
+           "comma-separated; null where none"),
     Column("slurm_job_id", SLURM_ID, "", "SLURM job id of the task that wrote the result; null for a local run"),
     Column("slurm_array_job_id", SLURM_ID, "", "its array job id; null for a local run"),
     Column("slurm_array_task_id", SLURM_ID, "", "its array task index; null for a local run"),
@@ -125,7 +140,7 @@ _PANDAS_METADATA = json.dumps({
 })
 
 
-def _ledger_row(record: ResultRecord, manifest: Manifest) -> dict[str, Any]:
+def _ledger_row(record: ResultRecord, manifest: Manifest, verified_by: list[str]) -> dict[str, Any]:
     """One ledger row of a partition with an accepted result."""
     origin = record.origin
     return {
@@ -135,7 +150,8 @@ def _ledger_row(record: ResultRecord, manifest: Manifest) -> dict[str, Any]:
         "estimated_nodes": manifest.partition(record.partition).estimated_cost,
         "seconds_load": record.seconds.load, "seconds_kernel": record.seconds.kernel,
         "seconds_total": record.seconds.total, "finished": dt.datetime.fromisoformat(record.finished),
-        "devices": ", ".join(d.label for d in record.devices), "host": origin.host,
+        "devices": ", ".join(d.label for d in record.devices), "host": origin.host, "site": origin.site,
+        "verified_by": ", ".join(verified_by) or None,
         "slurm_job_id": origin.slurm_job_id, "slurm_array_job_id": origin.slurm_array_job_id,
         "slurm_array_task_id": origin.slurm_array_task_id,
         "kernel": record.kernel, **{column: ", ".join(values) for column, values in _provenance(record).items()},
@@ -183,7 +199,10 @@ def collect(layout: RunLayout) -> Collected:
         classes = sum(r.classes or 0 for r in records)
     collected = Collected(manifest, records, missing, total, problem.known_total(manifest.n), pa.table({}), classes,
                           problem.known_classes(manifest.n), [r.seconds.total for r in records])
-    rows = sorted([_ledger_row(r, manifest) for r in records] + [_missing_row(i, manifest) for i in missing],
+    collected.verified = verified(layout, RunResults(manifest, scan.done))
+    verified_by = collected.verified.agreeing_sites()
+    rows = sorted([_ledger_row(r, manifest, verified_by.get(r.partition, [])) for r in records]
+                  + [_missing_row(i, manifest) for i in missing],
                   key=lambda row: row["partition"])
     schema = _ledger_schema(problem.counts_classes, any(r.nodes is not None for r in records))
     table = pa.Table.from_pylist([{k: v for k, v in row.items() if k in schema.names} for row in rows], schema=schema)

@@ -51,6 +51,7 @@ class TaskEnvironment:
             slurm_array_task_id=_env_int("SLURM_ARRAY_TASK_ID"),
             slurm_restart_count=_env_int("SLURM_RESTART_COUNT"),
             version=__version__,
+            cluster=os.environ.get("SLURM_CLUSTER_NAME") or None,
         ))
 
     @property

@@ -253,8 +253,9 @@ class _StateProgress:
 
 def run_local(layout: RunLayout, workers: int | None = None, options: TaskOptions | None = None,
               console: Console | None = None, show_progress: bool = True, stop: threading.Event | None = None,
-              prepare: Callable[[], None] = lambda: None) -> LocalRunSummary:
-    """Run the pending partitions on ``workers`` device groups (worker_groups; None: one per device); ``stop``
+              prepare: Callable[[], None] = lambda: None, shards: list[int] | None = None) -> LocalRunSummary:
+    """Run the pending partitions (of ``shards``, None: all) on ``workers`` device groups (worker_groups;
+    None: one per device); ``stop``
     (set by a signal handler) ends each task after its chunk. ``prepare`` runs first, while the workers'
     processes start and open their devices (`enumerate` writes its pool there: on 4 H100 the workers'
     start, 1-2 s, is then off the command's critical path)."""
@@ -264,7 +265,8 @@ def run_local(layout: RunLayout, workers: int | None = None, options: TaskOption
     processes = _WorkerProcesses(layout, options, groups) if len(groups) > 1 else None
     try:
         prepare()
-        return _run_pending(layout, options, groups, processes, console or Console(stderr=True), show_progress, stop)
+        return _run_pending(layout, options, groups, processes, console or Console(stderr=True), show_progress, stop,
+                            shards)
     finally:
         if processes is not None:
             processes.close()
@@ -272,13 +274,15 @@ def run_local(layout: RunLayout, workers: int | None = None, options: TaskOption
 
 def _run_pending(layout: RunLayout, options: TaskOptions, groups: list[tuple[int, ...]],
                  processes: _WorkerProcesses | None, console: Console, show_progress: bool,
-                 stop: threading.Event | None) -> LocalRunSummary:
+                 stop: threading.Event | None, shards: list[int] | None) -> LocalRunSummary:
     manifest = load_manifest(layout)
     check_verification_options(layout, options.kernel, options.device)
     if options.kernel:
         check_kernel(manifest.problem, options.kernel, manifest.symmetry)
-    todo = pending_partitions(layout)
-    summary = LocalRunSummary(skipped=[i for i in partition_scope(layout, manifest) if i not in todo])
+    scope = partition_scope(layout, manifest) if shards is None else sorted(set(shards))
+    chosen = set(scope)
+    todo = [i for i in pending_partitions(layout) if i in chosen]
+    summary = LocalRunSummary(skipped=[i for i in scope if i not in todo])
     summary.claimed = claimed_elsewhere(layout, todo)  # being counted by another executor: left to it
     todo = [i for i in todo if i not in summary.claimed]
     rows = {i: manifest.partition(i).rows for i in todo}

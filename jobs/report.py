@@ -19,7 +19,7 @@ from typing import Any
 from permenum.atomic import write_atomic
 from permenum.errors import UserError
 from permenum.jobs.collect import Collected, collect
-from permenum.jobs.verify import RunResults, Verified, verified
+from permenum.jobs.verify import Verified
 from permenum.layout import RunLayout
 from permenum.ranges import compact_ranges
 
@@ -170,8 +170,8 @@ def build_report(layout: RunLayout) -> Report:
                          float(r["solutions"]), r["estimated_nodes"],
                          float(r["nodes"]) if unit == "nodes" else float(r["seconds_kernel"]),
                          r["devices"] or "?", r["models"] or "?") for r in rows]
-    checks = verified(layout, RunResults(collected.manifest, {r.partition: r for r in collected.records}))
-    return Report(collected, parts, unit, checks)
+    assert collected.verified is not None, "collect compares the verifications"
+    return Report(collected, parts, unit, collected.verified)
 
 
 #: The band within which an estimate counts as good (measured over estimated share), and its colours.

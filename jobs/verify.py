@@ -101,6 +101,7 @@ class Request:
     count_nodes: bool
     seed: int | None  # of the sample; None: a random one (recorded)
     reflect: bool = False  # re-count each partition's mirror image
+    counted_at: str | None = None  # sample only partitions this site counted (records.Origin.site)
 
 
 def create_verification(layout: RunLayout, request: Request) -> RunLayout:
@@ -109,6 +110,12 @@ def create_verification(layout: RunLayout, request: Request) -> RunLayout:
 
     manifest = load_manifest(layout)
     done = scan_results(layout, manifest).done
+    if request.counted_at is not None:
+        sites = sorted({r.origin.site for r in done.values()})
+        done = {p: r for p, r in done.items() if r.origin.site == request.counted_at}
+        if not done:
+            raise UserError(f"no result of {layout.root} was counted at {request.counted_at!r} (sites: "
+                            f"{', '.join(sites) or 'none'})")
     if not done:
         raise UserError(f"{layout.root} has no results to verify yet")
     seed = None
@@ -117,7 +124,9 @@ def create_verification(layout: RunLayout, request: Request) -> RunLayout:
             raise UserError("--shards lists no partition")
         unknown = [p for p in request.partitions if p not in done]
         if unknown:
-            raise UserError(f"partitions {compact_ranges(unknown)} have no result in {layout.root}: nothing to re-count")
+            where = f" counted at {request.counted_at}" if request.counted_at is not None else ""
+            raise UserError(f"partitions {compact_ranges(unknown)} have no result{where} in {layout.root}: nothing "
+                            "to re-count")
         partitions = sorted(set(request.partitions))
     else:
         seed = request.seed if request.seed is not None else secrets.randbits(63)
@@ -125,7 +134,7 @@ def create_verification(layout: RunLayout, request: Request) -> RunLayout:
     used = {d.kernel for p in partitions for d in done[p].counted_by()}
     kernel = request.kernel or alternative_kernel(manifest.problem, manifest.symmetry, used)
     check_kernel(manifest.problem, kernel, manifest.symmetry)
-    if kernel in used and request.device is None and not request.reflect:
+    if kernel in used and request.device is None and not request.reflect and request.counted_at is None:
         raise UserError(f"kernel {kernel} counted these partitions: re-counting with it on the same devices would repeat "
                         "the same search; give another --kernel, a --device, or --reflect")
     problem = get_problem(manifest.problem)
@@ -200,7 +209,8 @@ def compare(reference: ResultRecord, recount: ResultRecord | None, reflected: bo
     if nodes:
         pairs["nodes"] = (reference.nodes, recount.nodes)
     differs = [name for name, (a, b) in pairs.items() if a != b]
-    independent = reflected or not set(ref.searches) & set(new.searches)  # no kernel on a model the run used
+    # no kernel on a model the run used, or another machine: a re-count elsewhere repeats no fault of the first's
+    independent = reflected or not set(ref.searches) & set(new.searches) or (ref.host, ref.site) != (new.host, new.site)
     return Comparison(reference.partition, "DISAGREES" if differs else "agrees", differs, nodes, independent, ref, new)
 
 
@@ -228,6 +238,15 @@ class Verified:
     @property
     def pending(self) -> list[int]:
         return sorted(self._with("pending") - self.agreeing - self._with("DISAGREES"))
+
+    def agreeing_sites(self) -> dict[int, list[str]]:
+        """Each agreeing partition's sites whose independent re-count agreed (the ledger's verified_by)."""
+        agreeing, sites = self.agreeing, {}
+        for _, comparisons in self.checks:
+            for c in comparisons:
+                if c.partition in agreeing and c.independent and c.recount is not None:
+                    sites.setdefault(c.partition, set()).add(c.recount.site)
+        return {p: sorted(s) for p, s in sites.items()}
 
     @property
     def fraction(self) -> float:

@@ -48,9 +48,9 @@ def _parse(path: Path, what: str, build: Any, data: Any) -> Any:
         raise UserError(f"{path}: malformed {what} ({type(exc).__name__}: {exc})") from None
 
 
-def _read_json(path: Path, what: str) -> Any:
+def _read_json(path: Path, what: str, data: bytes | None = None) -> Any:
     try:
-        return json.loads(path.read_text())
+        return json.loads(path.read_bytes() if data is None else data)
     except (OSError, ValueError) as exc:
         raise UserError(f"{path}: unreadable {what} ({exc})") from None
 
@@ -65,12 +65,12 @@ def _write_sealed(path: Path, content: dict[str, Any], *, replace: bool = True) 
     write_json_atomic(path, {**content, "sha256": _digest(content)}, replace=replace)
 
 
-def _read_sealed(path: Path, what: str, fmt: str) -> dict[str, Any]:
+def _read_sealed(path: Path, what: str, fmt: str, raw: bytes | None = None) -> dict[str, Any]:
     """A record's content, once its seal matches and its format is ``fmt``; else one line saying what is wrong.
 
     Why: a flipped ``n``, ``symmetry`` or count in a file the run trusts would otherwise give a wrong
     total without a word (checkpoints carry the same kind of checksum)."""
-    data = _read_json(path, what)
+    data = _read_json(path, what, raw)
     if not isinstance(data, dict):
         raise UserError(f"{path}: not a permenum {what}")
     seal = data.pop("sha256", None)
@@ -184,6 +184,29 @@ class Manifest:
                               "balance": g.balance},
                 "num_partitions": self.num_partitions}
 
+    def first_difference(self, other: "Manifest") -> str | None:
+        """What first tells this pool from ``other`` ("here" is this one), or None for the same pool: the
+        settings, then each partition's rows, weight and sha256 (its bytes). The run id is not compared:
+        two builds of one pool are two runs until `pool --same-as` makes the second a copy of the first."""
+        def differ(what: str, here: object, there: object) -> str | None:
+            return None if here == there else f"{what}: {here} here, {there} there"
+
+        mine, theirs = self.identity()["generator"], other.identity()["generator"]
+        settings = [("problem", self.problem, other.problem), ("n", self.n, other.n),
+                    ("symmetry", self.symmetry, other.symmetry)]
+        settings += [(f"generator {k}", v, theirs[k]) for k, v in mine.items()]
+        settings += [("partitions", self.num_partitions, other.num_partitions),
+                     ("pool states", self.total_states, other.total_states)]
+        for what, here, there in settings:
+            if (found := differ(what, here, there)) is not None:
+                return found
+        for a, b in zip(self.partitions, other.partitions):
+            for what, here, there in (("rows", a.rows, b.rows), ("weight", a.weight, b.weight),
+                                      ("sha256", a.sha256, b.sha256)):
+                if (found := differ(f"partition {a.index} {what}", here, there)) is not None:
+                    return found
+        return None
+
     def to_json(self) -> dict[str, Any]:
         return {"format": MANIFEST_FORMAT, "run_id": self.run_id, "created": self.created, "host": self.host,
                 "permenum_version": self.permenum_version, "problem": self.problem, "params": {"n": self.n},
@@ -215,11 +238,14 @@ def not_a_run(layout: RunLayout) -> str:
 
 
 def load_manifest(layout: RunLayout) -> Manifest:
-    path = layout.manifest
-    if not path.exists():
+    if not layout.manifest.exists():
         raise UserError(not_a_run(layout))
-    data = _read_sealed(path, "manifest", MANIFEST_FORMAT)
-    return _parse(path, "manifest", Manifest.from_json, data)
+    return read_manifest(layout.manifest)
+
+
+def read_manifest(path: Path) -> Manifest:
+    """A manifest file wherever it lies (another site's copy, say), verified like the run's own."""
+    return _parse(path, "manifest", Manifest.from_json, _read_sealed(path, "manifest", MANIFEST_FORMAT))
 
 
 # --------------------------------------------------------------------------- where a record was made
@@ -236,6 +262,13 @@ class Origin:
     slurm_array_task_id: int | None = None
     slurm_restart_count: int | None = None
     version: str = ""  # permenum's
+    cluster: str | None = None  # SLURM's ClusterName under SLURM
+
+    @property
+    def site(self) -> str:
+        """Where a record was made, as a campaign of several sites tells them apart: the SLURM cluster's
+        name, else the host (the local executor)."""
+        return self.cluster or self.host
 
     @property
     def slurm_task(self) -> str | None:
@@ -253,7 +286,8 @@ class Origin:
             return None if d.get(key) is None else int(d[key])
 
         return cls(str(d.get("host", "")), int(d.get("pid", 0)), opt("slurm_job_id"), opt("slurm_array_job_id"),
-                   opt("slurm_array_task_id"), opt("slurm_restart_count"), str(d.get("version", "")))
+                   opt("slurm_array_task_id"), opt("slurm_restart_count"), str(d.get("version", "")),
+                   None if d.get("cluster") is None else str(d["cluster"]))
 
 
 # --------------------------------------------------------------------------- result record
@@ -433,8 +467,9 @@ class ResultConflict(RuntimeError):
     """Two attempts at one partition produced different numbers: never silently pick one."""
 
 
-def read_result(path: Path) -> ResultRecord:
-    return _parse(path, "result", ResultRecord.from_json, _read_sealed(path, "result", RESULT_FORMAT))
+def read_result(path: Path, raw: bytes | None = None) -> ResultRecord:
+    """The result in ``path`` (or in ``raw``, bytes read from it once: what is checked is what is copied)."""
+    return _parse(path, "result", ResultRecord.from_json, _read_sealed(path, "result", RESULT_FORMAT, raw))
 
 
 def write_result(layout: RunLayout, record: ResultRecord) -> str:
@@ -733,6 +768,7 @@ class Counted:
     nodes: int | None
     host: str
     finished: str
+    site: str = ""  # records.Origin.site
 
     @classmethod
     def of(cls, r: ResultRecord) -> "Counted":
@@ -740,7 +776,7 @@ class Counted:
         return cls(r.attempt, sorted({d.kernel for d in ran}), sorted({(d.kernel, d.model) for d in ran}),
                    [d.label for d in ran],
                    sorted({d.model for d in ran if d.model}), sorted({b for d in ran for b in d.builds}), r.weighted,
-                   r.raw, r.classes, r.nodes, r.origin.host, r.finished)
+                   r.raw, r.classes, r.nodes, r.origin.host, r.finished, r.origin.site)
 
 
 @dataclass(frozen=True)
@@ -751,7 +787,7 @@ class Comparison:
     verdict: str  # agrees | DISAGREES | pending (no re-count yet)
     differs: list[str]  # the fields that differ (solutions, raw, classes, states, nodes)
     nodes_compared: bool  # both counted nodes of the same search
-    independent: bool  # another kernel, another device model, or the mirror image: not the same search again
+    independent: bool  # another kernel, device model, host or site, or the mirror image: not the same search again
     reference: Counted  # the run's result
     recount: Counted | None
 

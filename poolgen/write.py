@@ -161,8 +161,13 @@ def _check_target_dir(layout: RunLayout, settings: PoolSettings) -> Manifest | N
     return None
 
 
-def write_pool(layout: RunLayout, settings: PoolSettings) -> tuple[Manifest, bool]:
-    """Generate and write the pool; returns (manifest, created). An identical existing pool is kept."""
+def write_pool(layout: RunLayout, settings: PoolSettings, like: Manifest | None = None) -> tuple[Manifest, bool]:
+    """Generate and write the pool; returns (manifest, created). An identical existing pool is kept.
+
+    ``like``: another site's manifest of this pool. The pool built here must be that very pool (settings
+    and every partition's sha256), and then takes its manifest, run id included: this directory is
+    then a copy of that run, whose results `permenum merge` can bring together. Any difference is
+    refused, naming the first, and nothing is left behind."""
     settings.validate()
     if layout.root.exists() and not layout.root.is_dir():
         raise UserError(f"{layout.root} exists and is not a directory")
@@ -173,16 +178,18 @@ def write_pool(layout: RunLayout, settings: PoolSettings) -> tuple[Manifest, boo
         created = False
     with run_lock(layout, "pool"):
         try:
-            return _write_pool(layout, settings)
+            return _write_pool(layout, settings, like)
         except BaseException:
             if created:  # refused or failed: leave no directory behind (all in it is this call's, under its lock)
                 shutil.rmtree(layout.root, ignore_errors=True)
             raise
 
 
-def _write_pool(layout: RunLayout, settings: PoolSettings) -> tuple[Manifest, bool]:
+def _write_pool(layout: RunLayout, settings: PoolSettings, like: Manifest | None) -> tuple[Manifest, bool]:
     existing = _check_target_dir(layout, settings)
     if existing is not None:
+        if like is not None:
+            _check_same_pool(existing, like, existing=True)
         return existing, False
     settings.check_memory()
     problem = get_problem(settings.problem)
@@ -224,9 +231,22 @@ def _write_pool(layout: RunLayout, settings: PoolSettings) -> tuple[Manifest, bo
                           settings.balance, cost_estimate=estimates)
     manifest = Manifest(uuid.uuid4().hex, settings.problem, settings.n, symmetry, generator, tuple(parts), written,
                         sum(p.weight for p in parts), now_utc(), socket.gethostname(), __version__)
+    if like is not None:
+        _check_same_pool(manifest, like)
+        manifest = like
     write_manifest(layout, manifest)
     layout.logs_dir.mkdir(exist_ok=True)  # SLURM cannot create its --output directory: a hand `sbatch` needs it
     return manifest, True
+
+
+def _check_same_pool(built: Manifest, like: Manifest, existing: bool = False) -> None:
+    """``built`` (``existing``: found in the directory, not built now) must be ``like``'s pool."""
+    difference = built.first_difference(like)
+    if difference is not None:
+        raise UserError(f"not the same pool as run {like.run_id}: {difference} (copy that run's directory instead)")
+    if existing and built.run_id != like.run_id:
+        raise UserError(f"this directory holds the same pool as another run ({built.run_id}, not {like.run_id}): "
+                        "rebuild with --same-as in an empty directory")
 
 
 def _write_partitions(layout: RunLayout, states: StateBatch, costs: np.ndarray, groups: list[np.ndarray],

@@ -1,7 +1,7 @@
 """``RUN/submissions.jsonl``: one JSON line per sbatch that permenum ran (time, kind, job id, array
 spec, the partition offset handed to the script, the exact command, the options). Its one reader and
-writer: `submit` appends, `resubmit` reads the throttle, `status` reads which array job covered each
-partition last and which offset turns a job's array indices into partitions.
+writer: `submit` appends, `resubmit` reads the throttle and the site's shards, `status` reads which array
+job covered each partition last and which offset turns a job's array indices into partitions.
 """
 
 from __future__ import annotations
@@ -72,3 +72,19 @@ def last_throttle(layout: RunLayout) -> int | None:
         if record.get("throttle"):
             return int(record["throttle"])
     return None
+
+
+def site_shards(layout: RunLayout) -> list[int] | None:
+    """The shards this copy of the run was given (`submit --shards`: a site's share of a campaign), as the
+    union over its submissions; None when one of them covered the whole pool, or none was made."""
+    chosen: set[int] = set()
+    for record in read_submissions(layout):
+        if record.get("kind") != "submit" or not record.get("job_id"):
+            continue
+        if not record.get("shards"):
+            return None
+        try:
+            chosen.update(expand_ranges(str(record["shards"])))
+        except ValueError:
+            return None
+    return sorted(chosen) or None

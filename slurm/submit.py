@@ -33,7 +33,7 @@ from permenum.slurm.commands import SlurmCommandError
 from permenum.slurm.queue import array_spec
 from permenum.slurm.script import SbatchOptions, entry_point_dir, job_name, render
 from permenum.slurm.status import StatusReport, gather
-from permenum.slurm.submissions import append_submission, last_throttle
+from permenum.slurm.submissions import append_submission, last_throttle, site_shards
 from permenum.task_options import TaskOptions
 
 
@@ -95,14 +95,15 @@ def check_device(task: TaskOptions | None) -> None:
 
 
 def submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: bool = False,
-           backend_note: str = "") -> tuple[Outcome, StatusReport]:
-    """Render the script and submit every partition that is neither done nor queued."""
+           backend_note: str = "", shards: list[int] | None = None) -> tuple[Outcome, StatusReport]:
+    """Render the script and submit every partition (of ``shards``, a site's share of the pool; None: all)
+    that is neither done nor queued."""
     with run_lock(layout, "submit"):
-        return _submit(layout, backend, options, force, backend_note)
+        return _submit(layout, backend, options, force, backend_note, shards)
 
 
 def _submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: bool,
-            backend_note: str) -> tuple[Outcome, StatusReport]:
+            backend_note: str, shards: list[int] | None) -> tuple[Outcome, StatusReport]:
     manifest = load_manifest(layout)
     task = options.task or TaskOptions()
     check_verification_options(layout, task.kernel, task.device)
@@ -111,17 +112,22 @@ def _submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: 
     if report.complete:
         return Outcome(f"nothing to submit: all {report.num_partitions} partitions of {layout.root} have results "
                        "(run `permenum collect`)", []), report
-    todo = sorted(report.states["failed"] + report.states["missing"])
+    todo = _within(sorted(report.states["failed"] + report.states["missing"]), shards)
     if not todo:
-        return Outcome(f"nothing to submit: partitions {compact_ranges(report.queued)} are pending or running, "
-                       "the others have results", []), report
+        which = f"shards {compact_ranges(shards)}" if shards is not None else "partitions"
+        return Outcome(f"nothing to submit: the {which} without a result are pending or running", []), report
     _refuse_while_queued(report, force, "submit")
     plans = plan_arrays(todo, backend.config())
     # the script replaces the last one only once sbatch accepted it: `resubmit` must not inherit rejected options
     write_bytes_atomic(layout.candidate_sbatch_script, text.encode())
     outcome = _submit_arrays(layout, backend, plans, options.throttle, "submit", _as_record(options),
-                             layout.candidate_sbatch_script)
+                             layout.candidate_sbatch_script, shards)
     return outcome, report
+
+
+def _within(partitions: list[int], shards: list[int] | None) -> list[int]:
+    chosen = None if shards is None else set(shards)
+    return partitions if chosen is None else [p for p in partitions if p in chosen]
 
 
 def _as_record(options: SbatchOptions) -> dict[str, Any]:
@@ -132,19 +138,21 @@ def _as_record(options: SbatchOptions) -> dict[str, Any]:
 
 def resubmit(layout: RunLayout, backend: Backend, include_missing: bool = False, force: bool = False,
              throttle: int | None = None, dry_run: bool = False,
-             backend_note: str = "") -> tuple[Outcome, StatusReport]:
-    """Submit the failed partitions (and the missing ones if asked) with the script `submit` wrote."""
+             backend_note: str = "", shards: list[int] | None = None) -> tuple[Outcome, StatusReport]:
+    """Submit the failed partitions (and the missing ones if asked) with the script `submit` wrote, within
+    ``shards`` (None: the shards `submit` was given here, if any: another site counts the rest)."""
     SbatchOptions(throttle=throttle).validate()
     with run_lock(layout, "resubmit"):
-        return _resubmit(layout, backend, include_missing, force, throttle, dry_run, backend_note)
+        return _resubmit(layout, backend, include_missing, force, throttle, dry_run, backend_note,
+                         shards if shards is not None else site_shards(layout))
 
 
 def _resubmit(layout: RunLayout, backend: Backend, include_missing: bool, force: bool, throttle: int | None,
-              dry_run: bool, backend_note: str) -> tuple[Outcome, StatusReport]:
+              dry_run: bool, backend_note: str, shards: list[int] | None) -> tuple[Outcome, StatusReport]:
     report = gather(layout, backend, backend_note)
     if report.complete:
         return Outcome(f"nothing to resubmit: all {report.num_partitions} partitions have results", []), report
-    todo = report.states["failed"] + (report.states["missing"] if include_missing else [])
+    todo = _within(report.states["failed"] + (report.states["missing"] if include_missing else []), shards)
     if not todo:
         hints = []
         if report.queued:
@@ -162,7 +170,7 @@ def _resubmit(layout: RunLayout, backend: Backend, include_missing: bool, force:
     if dry_run:
         arrays = "; ".join(plan.describe(throttle) for plan in plans)
         return Outcome(f"dry run: would submit {arrays} ({layout.sbatch_script})", sorted(todo)), report
-    return _submit_arrays(layout, backend, plans, throttle, "resubmit", None), report
+    return _submit_arrays(layout, backend, plans, throttle, "resubmit", None, shards=shards), report
 
 
 def _refuse_while_queued(report: StatusReport, force: bool, verb: str) -> None:
@@ -194,7 +202,8 @@ def plan_arrays(partitions: list[int], config: dict[str, str]) -> list[ArrayPlan
 
 
 def _submit_arrays(layout: RunLayout, backend: Backend, plans: list[ArrayPlan], throttle: int | None, kind: str,
-                   options: dict[str, Any] | None, script: Path | None = None) -> Outcome:
+                   options: dict[str, Any] | None, script: Path | None = None,
+                   shards: list[int] | None = None) -> Outcome:
     """sbatch ``script`` (default: the run's script) once per plan; once accepted, it is the run's script.
 
     With a throttle each array depends on the one before (afterany): the throttle holds for the run."""
@@ -202,7 +211,7 @@ def _submit_arrays(layout: RunLayout, backend: Backend, plans: list[ArrayPlan], 
     for plan in plans:
         after = [f"--dependency=afterany:{submitted[-1].job_id}"] if throttle and submitted else []
         try:
-            submitted.append(_submit_array(layout, backend, plan, throttle, kind, options, after, script))
+            submitted.append(_submit_array(layout, backend, plan, throttle, kind, options, after, script, shards))
         except SlurmCommandError as exc:
             if not submitted:
                 raise
@@ -223,7 +232,8 @@ def _submit_arrays(layout: RunLayout, backend: Backend, plans: list[ArrayPlan], 
 
 
 def _submit_array(layout: RunLayout, backend: Backend, plan: ArrayPlan, throttle: int | None, kind: str,
-                  options: dict[str, Any] | None, sbatch_args: list[str], script: Path | None) -> Submitted:
+                  options: dict[str, Any] | None, sbatch_args: list[str], script: Path | None,
+                  shards: list[int] | None) -> Submitted:
     """sbatch one array and record it in submissions.jsonl."""
     spec = array_spec(plan.indices, throttle)
     layout.logs_dir.mkdir(parents=True, exist_ok=True)  # SLURM cannot create the --output directory
@@ -245,5 +255,7 @@ def _submit_array(layout: RunLayout, backend: Backend, plan: ArrayPlan, throttle
     }
     if options is not None:
         record["options"] = options
+    if shards is not None:
+        record["shards"] = compact_ranges(shards)  # this site's share of the pool (slurm.submissions.site_shards)
     append_submission(layout, record)
     return submitted

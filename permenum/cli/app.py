@@ -19,6 +19,7 @@ from permenum.cli.pool import pool
 from permenum.cli.report import report
 from permenum.cli.run import run_cmd
 from permenum.cli.search import search, search_task
+from permenum.cli.sites import merge, same_pool
 from permenum.cli.status import status
 from permenum.cli.submit import resubmit, submit
 from permenum.cli.task import task
@@ -26,8 +27,8 @@ from permenum.cli.verify import verify
 from permenum.errors import UserError
 
 #: In the order a run meets them: `permenum --help` lists them so.
-COMMANDS = (pool, run_cmd, enumerate, task, submit, status, resubmit, collect_cmd, verify, report, arrays, estimate,
-            search, search_task, cluster)
+COMMANDS = (pool, same_pool, run_cmd, enumerate, task, submit, status, resubmit, merge, collect_cmd, verify, report,
+            arrays, estimate, search, search_task, cluster)
 
 
 class InOrder(click.Group):

@@ -15,6 +15,7 @@ from permenum.errors import UserError
 from permenum.layout import RunLayout
 
 if TYPE_CHECKING:
+    from permenum.records import Manifest
     from permenum.slurm.backend import Backend
 
 out = Console(highlight=False, soft_wrap=True)
@@ -38,6 +39,37 @@ def existing_run(run: str | Path) -> RunLayout:
     if not (found.manifest.exists() or found.search_plan.exists()):
         raise UserError(not_a_run(found))
     return found
+
+
+def other_manifest(path: str | Path) -> "Manifest":
+    """Another copy's manifest, named by its run directory or its manifest file (copied from another site)."""
+    from permenum.records import load_manifest, read_manifest
+
+    where = Path(path)
+    if where.is_dir():
+        return load_manifest(RunLayout(where))
+    if not where.exists():
+        raise UserError(f"{where} does not exist (give a run directory or its manifest.json)")
+    return read_manifest(where)
+
+
+def shard_set(spec: str | None, manifest: "Manifest") -> list[int] | None:
+    """``--shards 0-49,60``: the partitions a command is limited to (None: all), each one of the pool's."""
+    from permenum.ranges import expand_ranges
+
+    if spec is None:
+        return None
+    try:
+        chosen = expand_ranges(spec)
+    except ValueError as exc:
+        raise UserError(f"--shards: {exc}") from None
+    if not chosen:
+        raise UserError("--shards lists no partition")
+    beyond = [p for p in chosen if p >= manifest.num_partitions]
+    if beyond:
+        raise UserError(f"--shards: partition {beyond[0]} does not exist: this pool has partitions "
+                        f"0-{manifest.num_partitions - 1}")
+    return chosen
 
 
 def ranges(partitions: list[int]) -> str:

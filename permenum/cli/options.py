@@ -112,6 +112,12 @@ def pool_options(f: F) -> F:
     return f
 
 
+def shards_option(what: str) -> Callable[[F], F]:
+    """``--shards LIST``: the partitions a command is limited to (a site's share of a campaign)."""
+    return click.option("--shards", "shards", default=None, metavar="LIST",
+                        help=f"{what}: a list of partitions, e.g. 0-49 or 3,7,12-14 (a site's share of the pool).")
+
+
 def sbatch_options(f: F, prefix: str = "") -> F:
     """What a command that submits an array passes to sbatch (``prefix``: "With --submit: ")."""
     f = click.option("--sbatch-arg", "sbatch_args", multiple=True, metavar="OPTION",

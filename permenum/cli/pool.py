@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from permenum.cli.common import layout, out
+from permenum.cli.common import layout, other_manifest, out
 from permenum.cli.options import PROBLEM, Renaming, pool_options, resolve_size, size_argument
 
 
@@ -15,16 +15,23 @@ from permenum.cli.options import PROBLEM, Renaming, pool_options, resolve_size, 
 @click.option("--shards", "-P", "partitions", type=int, default=1, show_default=True,
               help="How many partitions to cut the pool into: one array task each (formerly --partitions).")
 @pool_options
+@click.option("--same-as", "same_as", type=click.Path(), default=None, metavar="OTHER",
+              help="Another site's run directory or its manifest.json: build its very pool here (refused, naming the "
+                   "first difference, if it is not), as a copy of that run.")
 def pool(problem: str, n: int | None, n_option: int | None, run: str, partitions: int, target_states: int | None,
-         seed: int, symmetry: str | None, balance: str) -> None:
+         seed: int, symmetry: str | None, balance: str, same_as: str | None) -> None:
     """Generate the state pool of PROBLEM (nqueens | costas) of size N and write it to RUN as Parquet partitions
     plus manifest.json. Writing the same pool again keeps the existing one."""
     from permenum.poolgen.write import PoolSettings, write_pool
 
     size = resolve_size(n, n_option)
+    like = other_manifest(same_as) if same_as else None
     manifest, created = write_pool(layout(run), PoolSettings(problem, size, partitions, target_states, seed=seed,
-                                                             symmetry=symmetry, balance=balance))
+                                                             symmetry=symmetry, balance=balance), like)
     g = manifest.generator
+    if like is not None:
+        out.print(f"same pool as {same_as}: run {manifest.run_id}, {manifest.num_partitions} partitions, every "
+                  "partition's sha256 equal", markup=False)
     verb = "wrote" if created else "kept the identical existing"
     out.print(f"{verb} pool {manifest.run_id}: {manifest.problem} n={manifest.n}, {manifest.total_states} states at "
               f"depth {g.locked_depth} ({g.stop_reason}), {manifest.num_partitions} partitions in {run}", markup=False)

@@ -34,17 +34,17 @@ def open_device(device: str | None) -> None:
 
 
 def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", again: str = "",
-             prepare: Callable[[], None] = lambda: None) -> int:
-    """Run the partitions without a result on this machine (``workers`` None: one worker per device group,
-    every GPU used once); ``again`` is the command that resumes (default `permenum run RUN`); ``prepare``
-    runs while the workers start (jobs.local.run_local)."""
+             prepare: Callable[[], None] = lambda: None, shards: list[int] | None = None) -> int:
+    """Run the partitions without a result (of ``shards``; None: all) on this machine (``workers`` None: one
+    worker per device group, every GPU used once); ``again`` is the command that resumes (default
+    `permenum run RUN`); ``prepare`` runs while the workers start (jobs.local.run_local)."""
     from permenum.jobs.environment import StopRequest
     from permenum.jobs.local import run_local
     from permenum.jobs.task import EXIT_INTERRUPTED
 
     stop = StopRequest(lambda line: err.print(line))
     stop.around_device_start(lambda: open_device(options.device))
-    summary = run_local(layout, workers, options, console=err, stop=stop.event, prepare=prepare)
+    summary = run_local(layout, workers, options, console=err, stop=stop.event, prepare=prepare, shards=shards)
     if summary.skipped:
         err.print(f"{len(summary.skipped)} partitions already had results")
     if summary.interrupted or summary.not_started:
@@ -73,9 +73,8 @@ def verified_line(v: "Verified") -> str:
 
 def _print_verified(layout: RunLayout, collected: "Collected") -> bool:
     """The verified fraction, where the run has verifications (`permenum verify`); False when one disagrees."""
-    from permenum.jobs.verify import RunResults, verified
-
-    v = verified(layout, RunResults(collected.manifest, {r.partition: r for r in collected.records}))
+    v = collected.verified
+    assert v is not None, "collect compares the verifications"
     if v.checks or v.unreadable:
         (err if v.disagreeing else out).print(verified_line(v), markup=False)
     return not v.disagreeing
@@ -100,6 +99,10 @@ def print_collect(layout: RunLayout, show_ledger: bool = True) -> int:
     if c.seconds:
         kernel = sum(r.seconds.kernel for r in c.records)
         out.print(f"time per partition: min {lo:.3f} s, median {med:.3f} s, max {hi:.3f} s; kernel time {kernel:.3f} s")
+    sites = c.sites()
+    if len(sites) > 1 or any(checked for _, checked in sites.values()):
+        out.print("sites: " + "; ".join(f"{site} counted {counted}, {checked} of them verified by another site"
+                                         for site, (counted, checked) in sorted(sites.items())), markup=False)
     if c.ledger_error:
         err.print(f"note: ledger not written: {c.ledger_error}", markup=False)
     elif show_ledger:

@@ -10,7 +10,8 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from permenum.cli.common import existing_run, out, ranges, slurm_backend, slurm_errors
+from permenum.cli.common import existing_run, out, ranges, shard_set, slurm_backend, slurm_errors
+from permenum.cli.options import shards_option
 from permenum.cli.runner import print_search_status
 
 if TYPE_CHECKING:
@@ -23,29 +24,39 @@ SHOWN_EVIDENCE = 3
 @click.command(short_help="What is done, running, pending, failed, missing.")
 @click.argument("run", type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def status(run: str, as_json: bool) -> None:
+@shards_option("Also sum up these partitions (default: the shards `submit` was given here, if any)")
+def status(run: str, as_json: bool, shards: str | None) -> None:
     """Which partitions are done, running, pending, failed or missing (result files + SLURM's view).
 
     Exits 1 when a partition failed (`permenum resubmit` submits those), else 0.
     A run never submitted (no RUN/slurm/array.sbatch, no RUN/submissions.jsonl) is a local run: only its
     results, error records and checkpoints are read, and no scheduler is asked.
     """
+    from permenum.records import load_manifest
     from permenum.slurm.status import gather, was_submitted
+    from permenum.slurm.submissions import site_shards
 
     layout = existing_run(run)
     if layout.search_plan.exists():
         print_search_status(layout, ask_scheduler=was_submitted(layout))
         return
+    chosen = shard_set(shards, load_manifest(layout)) if shards is not None else site_shards(layout)
     if was_submitted(layout):
         with slurm_errors():
             backend, note = slurm_backend()
             report = gather(layout, backend, note)
     else:
         report = gather(layout, None)
+    share = None if chosen is None else {state: [p for p in report.states[state] if p in set(chosen)]
+                                         for state in report.states}
     if as_json:
-        click.echo(json.dumps(report.as_json()))
+        click.echo(json.dumps({**report.as_json(), **({"shards": ranges(chosen), "shard_states": share}
+                                                      if chosen is not None and share is not None else {})}))
     else:
         _print_status(report)
+        if chosen is not None and share is not None:
+            out.print(f"shards {ranges(chosen)} ({len(chosen)} of the pool's {report.num_partitions}): "
+                      + ", ".join(f"{len(parts)} {state}" for state, parts in share.items()), markup=False)
     if report.states["failed"]:
         sys.exit(1)
 

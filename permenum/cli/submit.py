@@ -9,8 +9,8 @@ import shlex
 
 import click
 
-from permenum.cli.common import err, existing_run, out, slurm_backend, slurm_errors
-from permenum.cli.options import sbatch_options, task_options
+from permenum.cli.common import err, existing_run, out, shard_set, slurm_backend, slurm_errors
+from permenum.cli.options import sbatch_options, shards_option, task_options
 from permenum.slurm.script import DEFAULT_SIGNAL_SECONDS
 
 
@@ -20,12 +20,13 @@ from permenum.slurm.script import DEFAULT_SIGNAL_SECONDS
 @click.option("--signal-seconds", type=int, default=DEFAULT_SIGNAL_SECONDS, show_default=True,
               help="--signal=B:USR1@S: seconds before the time limit at which tasks checkpoint and requeue.")
 @task_options
+@shards_option("Submit only these partitions")
 @click.option("--force", is_flag=True, help="Submit even while some partitions are still queued (those are skipped).")
 @click.option("--dry-run", is_flag=True, help="Print the script; write and submit nothing.")
 def submit(run: str, throttle: int | None, gpus_per_task: int | None, time_limit: str | None,
            slurm_partition: str | None, account: str | None, sbatch_args: tuple[str, ...], signal_seconds: int,
-           device: str | None, kernel: str | None, count_nodes: bool, chunk_seconds: float, force: bool,
-           dry_run: bool) -> None:
+           device: str | None, kernel: str | None, count_nodes: bool, chunk_seconds: float, shards: str | None,
+           force: bool, dry_run: bool) -> None:
     """Render RUN/slurm/array.sbatch and submit one array job (several past MaxArraySize) over every partition
     without a result.
 
@@ -38,6 +39,7 @@ def submit(run: str, throttle: int | None, gpus_per_task: int | None, time_limit
     from permenum.task_options import TaskOptions
 
     layout = existing_run(run)
+    chosen = shard_set(shards, load_manifest(layout))
     options = SbatchOptions(throttle, gpus_per_task, time_limit, slurm_partition, account, tuple(sbatch_args),
                             signal_seconds, TaskOptions(device, kernel, count_nodes, chunk_seconds))
     if dry_run:
@@ -46,7 +48,7 @@ def submit(run: str, throttle: int | None, gpus_per_task: int | None, time_limit
         return
     with slurm_errors():
         backend, note = slurm_backend()
-        outcome, _ = sub.submit(layout, backend, options, force, note)
+        outcome, _ = sub.submit(layout, backend, options, force, note, chosen)
     out.print(outcome.message, markup=False)
     if outcome.submitted:
         out.print(f"script: {layout.sbatch_script}; logs: {layout.slurm_log_pattern}; "
@@ -60,13 +62,17 @@ def submit(run: str, throttle: int | None, gpus_per_task: int | None, time_limit
 @click.option("--throttle", "-T", type=int, default=None,
               help="At most T array tasks at once (default: the throttle of the latest submission).")
 @click.option("--dry-run", is_flag=True, help="Say what would be submitted; submit nothing.")
-def resubmit(run: str, include_missing: bool, force: bool, throttle: int | None, dry_run: bool) -> None:
+@shards_option("Resubmit only within these partitions (default: the shards `submit` was given here, if any)")
+def resubmit(run: str, include_missing: bool, force: bool, throttle: int | None, dry_run: bool,
+             shards: str | None) -> None:
     """Submit one array job over exactly the failed (and, if asked, missing) partitions of RUN, with the script
     and options of the latest submission (a task resumes from its checkpoint)."""
+    from permenum.records import load_manifest
     from permenum.slurm import submit as sub
 
     layout = existing_run(run)
+    chosen = shard_set(shards, load_manifest(layout))
     with slurm_errors():
         backend, note = slurm_backend()
-        outcome, _ = sub.resubmit(layout, backend, include_missing, force, throttle, dry_run, note)
+        outcome, _ = sub.resubmit(layout, backend, include_missing, force, throttle, dry_run, note, chosen)
     out.print(outcome.message, markup=False)

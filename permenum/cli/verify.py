@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="Seed of the sample (default: a random one, recorded).")
 @click.option("--id", "name", default=None, help="Go on with this verification (count what it has not yet).")
+@click.option("--counted-at", "counted_at", default=None, metavar="SITE",
+              help="Sample only the partitions this site counted (its SLURM cluster name, or host for a local run): "
+                   "a site re-counting another's is an independent check.")
 @click.option("--reflect", is_flag=True, help="Re-count each partition's mirror image (N-Queens mirror and none pools): "
               "another search that must count the same.")
 @click.option("--check", is_flag=True, help="Count nothing: compare every verification of RUN with its results.")
@@ -40,8 +43,8 @@ if TYPE_CHECKING:
 @partial(sbatch_options, prefix="With --submit: ")
 @partial(task_options, kernel_help="Kernel that re-counts (default: one the run's devices did not use: N-Queens dfs "
          "for mirror/none pools, else skip-all; Costas dfs or fc).")
-def verify(run: str, sample: float | None, listed: str | None, seed: int | None, name: str | None, reflect: bool,
-           check: bool,
+def verify(run: str, sample: float | None, listed: str | None, seed: int | None, name: str | None,
+           counted_at: str | None, reflect: bool, check: bool,
            workers: int | None, as_array: bool, throttle: int | None, gpus_per_task: int | None,
            time_limit: str | None, slurm_partition: str | None, account: str | None, sbatch_args: tuple[str, ...],
            device: str | None,
@@ -58,7 +61,7 @@ def verify(run: str, sample: float | None, listed: str | None, seed: int | None,
 
     layout = existing_run(run)
     new = {"--sample": sample, "--shards": listed, "--seed": seed, "--kernel": kernel, "--device": device,
-           "--reflect": reflect or None, "--count-nodes": count_nodes or None}
+           "--reflect": reflect or None, "--count-nodes": count_nodes or None, "--counted-at": counted_at}
     given = [option for option, value in new.items() if value is not None]
     if (check or name) and given:
         raise UserError(f"{', '.join(given)} choose a new verification: not with {'--check' if check else '--id'}")
@@ -67,7 +70,8 @@ def verify(run: str, sample: float | None, listed: str | None, seed: int | None,
     if name:
         shadow = v.find_verification(layout, name)
     else:
-        shadow = _new_verification(layout, sample, listed, seed, kernel, device, count_nodes, reflect, as_array)
+        shadow = _new_verification(layout, sample, listed, seed, kernel, device, count_nodes, reflect, as_array,
+                                   counted_at)
     from permenum.records import load_verification_plan
     from permenum.task_options import TaskOptions
 
@@ -92,7 +96,7 @@ def verify(run: str, sample: float | None, listed: str | None, seed: int | None,
 
 def _new_verification(layout: RunLayout, sample: float | None, listed: str | None, seed: int | None,
                       kernel: str | None, device: str | None, count_nodes: bool, reflect: bool,
-                      as_array: bool) -> RunLayout:
+                      as_array: bool, counted_at: str | None) -> RunLayout:
     """The options checked (the device too, when the re-count runs here), then the verification laid out."""
     from permenum.jobs.verify import Request, create_verification
     from permenum.ranges import expand_ranges
@@ -110,7 +114,8 @@ def _new_verification(layout: RunLayout, sample: float | None, listed: str | Non
         from permenum.solver.devices import select_devices
 
         select_devices(device)
-    return create_verification(layout, Request(sample, partitions, kernel, device, count_nodes, seed, reflect))
+    return create_verification(layout, Request(sample, partitions, kernel, device, count_nodes, seed, reflect,
+                                               counted_at))
 
 
 def _submit(shadow: RunLayout, options: "TaskOptions", todo: list[int], throttle: int | None,
@@ -163,11 +168,12 @@ def _print_check(plan: "VerificationPlan", comparisons: "list[Comparison]") -> N
     out.print(f"verification {plan.name} ({plan.kernel}{' on ' + plan.device if plan.device else ''}): "
               f"{len(agree)}/{len(comparisons)} partitions agree"
               + (f" (nodes compared on {nodes})" if nodes else "")
-              + (f"; {ranges(repeated)} by the same kernel on the same model: not independent" if repeated else "")
+              + (f"; {ranges(repeated)} by the same kernel on the same model and host: not independent"
+                 if repeated else "")
               + (f"; not re-counted yet: {ranges(waiting)}" if waiting else ""), markup=False)
     for c in comparisons:
         if c.verdict == "DISAGREES" and c.recount is not None:
             ref, new = c.reference, c.recount
             err.print(f"partition {c.partition} DISAGREES on {', '.join(c.differs)}: run {ref.solutions} solutions "
-                      f"({', '.join(ref.kernels)}, {', '.join(ref.models)}, {ref.host}), re-count {new.solutions} "
-                      f"({', '.join(new.kernels)}, {', '.join(new.models)}, {new.host})", markup=False)
+                      f"({', '.join(ref.kernels)}, {', '.join(ref.models)}, {ref.site}), re-count {new.solutions} "
+                      f"({', '.join(new.kernels)}, {', '.join(new.models)}, {new.site})", markup=False)

@@ -1,0 +1,189 @@
+"""`permenum merge RUN OTHER`: bring home the results another copy of the run counted at another site.
+
+A campaign of several sites shares one pool but no file system: each site holds a copy of the run
+directory (copied, or rebuilt with `pool --same-as`), counts its range of partitions, and the user's copy
+tool (rsync, scp) brings the other copies' directories home. Nothing of theirs is trusted unread: the
+copy must be of this very run (run id and every partition's sha256), each result its seal, its run, its
+pool version and, for Costas, its solutions file (sha256 and arrays) before a byte lands here. Results
+are written once, as a task writes them: a partition counted here already keeps its result (the same
+numbers: nothing to do; other numbers: refused in one line, the import kept beside it in
+``results/duplicates/`` as evidence); a partition a live task here is counting is left to it. So an
+import twice changes nothing. The other copy's verifications come too: a site re-counting another's
+partitions is how the sites check each other (`verify --counted-at SITE`).
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+
+from permenum.atomic import quarantine, write_bytes_atomic, write_new_file
+from permenum.errors import UserError
+from permenum.jobs.claims import PartitionClaimed, claim
+from permenum.jobs.solutions import read_solutions
+from permenum.jobs.verify import verifications
+from permenum.layout import RunLayout
+from permenum.lock import run_lock
+from permenum.poolgen.write import read_partition
+from permenum.records import (Manifest, ResultRecord, load_manifest, load_verification_plan, partition_scope,
+                              read_result, sound_result)
+from permenum.sealed import read_sealed
+
+
+@dataclass
+class Merged:
+    """What one import did, per partition of the run (verifications apart)."""
+
+    imported: list[int] = field(default_factory=list)
+    already: list[int] = field(default_factory=list)  # the same numbers here already
+    counting_here: list[int] = field(default_factory=list)  # a live task here holds it: left to it
+    refused: dict[int, str] = field(default_factory=dict)  # damaged, foreign or in conflict: why, one line
+    verifications: dict[str, list[int]] = field(default_factory=dict)  # name -> re-counts imported
+
+
+def merge(layout: RunLayout, other: RunLayout) -> Merged:
+    """Import ``other``'s results (and verifications) into ``layout``, each checked; see the module."""
+    if other.root == layout.root:
+        raise UserError(f"{other.root} is this run itself: give another copy's directory")
+    manifest, theirs = load_manifest(layout), load_manifest(other)
+    check_same_run(manifest, theirs, other)
+    merged = Merged()
+    with run_lock(layout, "merge"):
+        _merge_results(layout, manifest, other, merged)
+        for source in verifications(other):
+            merged.verifications[source.root.name] = _merge_verification(layout, manifest, source, merged.refused)
+    return merged
+
+
+def check_same_run(manifest: Manifest, theirs: Manifest, where: RunLayout) -> None:
+    """Refuse, in one line, a copy that is not of this run: another run, or this run id over another pool."""
+    if theirs.run_id != manifest.run_id:
+        difference = manifest.first_difference(theirs)
+        pool = f"another pool ({difference})" if difference else "the same pool, built again"
+        raise UserError(f"{where.root} is run {theirs.run_id}, not this run {manifest.run_id}: {pool}; a site "
+                        "rebuilds its copy with `permenum pool ... --same-as` (or copies the run directory)")
+    difference = manifest.first_difference(theirs)
+    if difference is not None:
+        raise UserError(f"{where.root} claims this run's id over another pool ({difference}): not imported")
+
+
+def _merge_results(layout: RunLayout, manifest: Manifest, other: RunLayout, merged: Merged) -> None:
+    for partition in partition_scope(other, manifest):
+        source = other.result_file(partition)
+        if not source.exists():
+            continue
+        try:
+            raw = source.read_bytes()
+            record = read_result(source, raw)
+            record.check_belongs(manifest, partition, source)
+            arrays = _solutions_bytes(other, record)
+        except (UserError, OSError) as exc:
+            merged.refused[partition] = str(exc)
+            continue
+        outcome = _land(layout, manifest, record, raw, arrays)
+        if outcome == "imported":
+            merged.imported.append(partition)
+        elif outcome == "already":
+            merged.already.append(partition)
+        elif outcome == "counting here":
+            merged.counting_here.append(partition)
+        else:
+            merged.refused[partition] = outcome
+
+
+def _solutions_bytes(other: RunLayout, record: ResultRecord) -> bytes | None:
+    """The result's solutions file, checked against its seal and its arrays against the result's count;
+    None for a problem that stores none."""
+    path = other.solutions_file(record.partition)
+    if record.solutions_file is None and not path.exists():
+        return None
+    arrays = read_solutions(path, record.n, record.solutions_file)
+    if len(arrays) != record.raw:
+        raise UserError(f"{path} holds {len(arrays)} arrays, the result of partition {record.partition} counted "
+                        f"{record.raw}")
+    seal = record.solutions_file.sha256 if record.solutions_file else None
+    return read_sealed(path, seal, "", "result")  # the bytes to copy, held to the same seal
+
+
+def _land(layout: RunLayout, manifest: Manifest, record: ResultRecord, raw: bytes, arrays: bytes | None) -> str:
+    """Write one checked result here unless the partition has one; "imported", "already", "counting here",
+    or why it was refused."""
+    partition = record.partition
+    here = _sound_here(layout, manifest, partition)
+    if here is not None:
+        return _compare(layout, here, record, raw)
+    try:
+        with claim(layout, partition, again=True):
+            here = _sound_here(layout, manifest, partition)
+            if here is not None:
+                return _compare(layout, here, record, raw)
+            if arrays is not None:  # before the result that seals it, as a task writes them
+                layout.solutions_dir.mkdir(exist_ok=True)
+                write_bytes_atomic(layout.solutions_file(partition), arrays)
+            layout.results_dir.mkdir(exist_ok=True)
+            target = layout.result_file(partition)
+            if target.exists():  # damaged (a sound one was read above): moved aside, never deleted
+                quarantine(target)
+            write_bytes_atomic(target, raw, replace=False)
+            return "imported"
+    except PartitionClaimed:
+        return "counting here"
+
+
+def _sound_here(layout: RunLayout, manifest: Manifest, partition: int) -> ResultRecord | None:
+    try:
+        return sound_result(layout, manifest, partition)
+    except UserError:
+        return None  # damaged here: the import replaces it (moved aside)
+
+
+def _compare(layout: RunLayout, here: ResultRecord, record: ResultRecord, raw: bytes) -> str:
+    if here.same_numbers(record):
+        return "already"
+    evidence = layout.duplicate_result_file(record.partition, record.attempt).with_suffix(".imported.json")
+    evidence.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        write_bytes_atomic(evidence, raw, replace=False)
+    except FileExistsError:
+        pass  # imported before: kept already
+    return (f"partition {record.partition}: the import found {record.weighted} solutions ({record.raw} raw) on "
+            f"{record.origin.site}, this run's result {here.weighted} ({here.raw} raw) on {here.origin.site}: "
+            f"kept this run's, the import beside it ({evidence})")
+
+
+def _merge_verification(layout: RunLayout, manifest: Manifest, source: RunLayout, refused: dict[int, str]) -> list[int]:
+    """One verification of the other copy, laid out here if new; the re-counts it imported."""
+    try:
+        target = _verification_here(layout, manifest, source)
+    except (UserError, OSError) as exc:
+        raise UserError(f"verification {source.root.name} of {source.root.parent.parent}: {exc}") from None
+    merged = Merged()
+    _merge_results(target, load_manifest(target), source, merged)
+    refused.update({p: f"verification {source.root.name}: {why}" for p, why in merged.refused.items()})
+    return merged.imported
+
+
+def _verification_here(layout: RunLayout, manifest: Manifest, source: RunLayout) -> RunLayout:
+    """This run's copy of another site's verification: its manifest, plan and (reflected) partition files,
+    each checked before it is written; an existing copy must be of the same verification."""
+    plan, recounts = load_verification_plan(source), load_manifest(source)
+    if plan.run_id != manifest.run_id:
+        raise UserError(f"a verification of run {plan.run_id}, not of this run {manifest.run_id}")
+    target = layout.verification(source.root.name)
+    if target.verification_plan.exists():
+        if load_verification_plan(target).to_json() != plan.to_json() or \
+                load_manifest(target).run_id != recounts.run_id:
+            raise UserError(f"{target.root} holds another verification of that name")
+        return target
+    staging = layout.verifications_dir / f".{source.root.name}.importing"
+    shutil.rmtree(staging, ignore_errors=True)
+    (staging / "pool").mkdir(parents=True)
+    for entry in recounts.partitions:
+        if not entry.file.startswith("../"):  # its own (a mirror image): the run's are checked as ever
+            write_new_file(staging / entry.file, read_partition(source, entry))
+    write_new_file(staging / "manifest.json", source.manifest.read_bytes())
+    write_new_file(staging / "verification.json", source.verification_plan.read_bytes())
+    load_manifest(RunLayout(staging))  # what landed is what was checked
+    load_verification_plan(RunLayout(staging))
+    staging.rename(target.root)
+    return target

@@ -1,0 +1,192 @@
+"""A campaign across sites: one pool built at two sites and checked to be one, a share of it counted at
+each (`--shards`), the results brought home (`merge`) with their seals checked, and each site's work
+re-counted by the other (`verify --counted-at`). The local executor stands for a site here; the SLURM
+test puts one site on the real single-node cluster."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from permenum.jobs.collect import collect
+from permenum.layout import RunLayout
+from permenum.records import _write_sealed, read_result
+from tests.conftest import published
+from tests.slurm_helpers import partition_states, wait_idle
+
+N = 11
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    """Every file of a run directory and its bytes (the run lock aside: every command takes it)."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and p.name != ".permenum.lock"}
+
+
+def _two_sites(cli, tmp_path: Path, problem: str = "nqueens", n: int = N,  # type: ignore[no-untyped-def]
+               shards: int = 4) -> tuple[Path, Path]:
+    """Site A builds the pool; site B rebuilds it from A's manifest alone; each counts half."""
+    a, b = tmp_path / "site a", tmp_path / "site b"
+    cli("pool", problem, n, "-P", shards, "--out", a, check=True)
+    manifest_copy = tmp_path / "a-manifest.json"
+    shutil.copy(a / "manifest.json", manifest_copy)  # all that travels to B before it builds
+    proc = cli("pool", problem, n, "-P", shards, "--out", b, "--same-as", manifest_copy, check=True)
+    assert "same pool as" in proc.stdout
+    half = shards // 2
+    cli("run", a, "--shards", f"0-{half - 1}", check=True)
+    cli("run", b, "--shards", f"{half}-{shards - 1}", check=True)
+    return a, b
+
+
+def test_a_rebuilt_pool_is_the_same_pool_or_names_the_first_difference(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    a, b = tmp_path / "a", tmp_path / "b"
+    cli("pool", "nqueens", N, "-P", 4, "--out", a, check=True)
+    cli("pool", "nqueens", N, "-P", 4, "--out", b, "--same-as", a, check=True)
+    assert json.loads((b / "manifest.json").read_text())["run_id"] == json.loads((a / "manifest.json").read_text())["run_id"]
+    proc = cli("same-pool", b, a / "manifest.json")
+    assert proc.returncode == 0 and proc.stdout.startswith("same pool: run "), proc.stdout + proc.stderr
+
+    other_seed = tmp_path / "seed 1"
+    cli("pool", "nqueens", N, "-P", 4, "--seed", 1, "--out", other_seed, check=True)
+    proc = cli("same-pool", other_seed, a)
+    assert proc.returncode == 1 and proc.stderr.strip() == "not the same pool: generator seed: 1 here, 0 there"
+    proc = cli("pool", "nqueens", N, "-P", 4, "--seed", 1, "--out", tmp_path / "refused", "--same-as", a)
+    assert proc.returncode == 2 and "not the same pool as run" in proc.stderr and "generator seed" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "refused").exists()
+
+    rebuilt = tmp_path / "rebuilt without --same-as"
+    cli("pool", "nqueens", N, "-P", 4, "--out", rebuilt, check=True)
+    proc = cli("same-pool", rebuilt, a)
+    assert proc.returncode == 1 and "the same pool, but two runs" in proc.stderr
+
+    part = b / "pool" / "part-00002.parquet"
+    data = bytearray(part.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    part.write_bytes(bytes(data))
+    proc = cli("same-pool", b, a)
+    assert proc.returncode == 2 and "part-00002" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_shards_limit_run_and_status_shows_them_against_the_pool(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    run = tmp_path / "run"
+    cli("pool", "nqueens", N, "-P", 4, "--out", run, check=True)
+    proc = cli("run", run, "--shards", "1,3")
+    assert proc.returncode == 0 and "shards 1,3 are counted" in proc.stdout, proc.stderr
+    assert sorted(p.name for p in (run / "results").glob("*.json")) == ["part-00001.json", "part-00003.json"]
+    proc = cli("status", run, "--shards", "1-3")
+    assert "shards 1-3 (3 of the pool's 4): 2 done, 0 running, 0 pending, 0 failed, 1 missing" in proc.stdout
+    report = json.loads(cli("status", run, "--json", "--shards", "1-3").stdout)
+    assert report["shard_states"]["done"] == [1, 3] and report["shard_states"]["missing"] == [2]
+    for bad, says in (("4", "partition 4 does not exist"), ("x", "not an array index list")):
+        proc = cli("run", run, "--shards", bad)
+        assert proc.returncode == 2 and says in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_merge_imports_checked_results_once_and_collect_reads_the_union(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    a, b = _two_sites(cli, tmp_path)
+    proc = cli("merge", a, b)
+    assert proc.returncode == 0 and "imported 2 results (2-3); 2 here already" not in proc.stdout
+    assert "imported 2 results (2-3); 0 here already" in proc.stdout, proc.stdout + proc.stderr
+    c = collect(RunLayout(a))
+    assert c.complete and c.total == published("nqueens_total", N)
+    before = _files(a)
+    proc = cli("merge", a, b)
+    assert proc.returncode == 0 and "imported 0 results; 2 here already" in proc.stdout
+    assert _files(a) == before  # importing twice changes nothing
+
+    foreign = tmp_path / "foreign"
+    cli("pool", "nqueens", N, "-P", 4, "--out", foreign, check=True)
+    cli("run", foreign, check=True)
+    proc = cli("merge", a, foreign)
+    assert proc.returncode == 2 and "not this run" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert _files(a) == before
+
+
+def test_merge_refuses_tampered_and_conflicting_results_in_one_line_each(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    a, b = _two_sites(cli, tmp_path)
+    flipped = b / "results" / "part-00002.json"
+    text = flipped.read_text()
+    flipped.write_text(text.replace('"raw": ', '"raw": 1', 1))  # a count changed, the seal not
+    conflicting = b / "results" / "part-00003.json"
+    record = read_result(conflicting)
+    changed = dataclasses.replace(record, weighted=record.weighted + 8, raw=record.raw + 1)
+    (a / "results").mkdir(exist_ok=True)
+    shutil.copy(conflicting, a / "results" / "part-00003.json")  # A has 3 already, with the true numbers
+    _write_sealed(conflicting, changed.to_json())  # a sealed result with other numbers, as a faulty site writes
+    kept = (a / "results" / "part-00003.json").read_bytes()
+    proc = cli("merge", a, b)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("refused 2: ") and "damaged" in lines[0]
+    assert lines[1].startswith("refused 3: partition 3: the import found") and "kept this run's" in lines[1]
+    assert not (a / "results" / "part-00002.json").exists()
+    assert (a / "results" / "part-00003.json").read_bytes() == kept
+    assert list((a / "results" / "duplicates").glob("part-00003.*"))  # the import kept as evidence
+
+
+def test_costas_solutions_come_home_sealed(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    a, b = _two_sites(cli, tmp_path, "costas", 9, 2)
+    solutions = b / "solutions" / "part-00001.parquet"
+    good = solutions.read_bytes()
+    solutions.write_bytes(good[:-3] + bytes(3))
+    proc = cli("merge", a, b)
+    assert proc.returncode == 1 and "refused 1: " in proc.stderr and "seal" in proc.stderr
+    assert not (a / "results" / "part-00001.json").exists()
+    solutions.write_bytes(good)
+    cli("merge", a, b, check=True)
+    assert (a / "solutions" / "part-00001.parquet").read_bytes() == good
+    proc = cli("collect", a)
+    assert proc.returncode == 0 and "matches the published count" in proc.stdout, proc.stdout + proc.stderr
+    arrays = cli("arrays", a, check=True).stdout.splitlines()
+    assert len(arrays) == published("costas_classes", 9)
+
+
+@pytest.mark.slurm
+@pytest.mark.slow
+def test_two_sites_one_on_slurm_count_half_each_verify_each_other_exact(slurm_cluster, cli,  # type: ignore[no-untyped-def]
+                                                                         tmp_path: Path) -> None:
+    """N-Queens 18 split 50/50: site A submits its half to the cluster; site B (the local executor, its
+    copy rebuilt from A's manifest) counts the other; results cross both ways, each site re-counts a
+    sample of the other's, and A's ledger shows who counted and who verified what."""
+    n, env = 18, slurm_cluster.env
+    a, b = tmp_path / "site a", tmp_path / "site b"
+    cli("pool", "nqueens", n, "-P", 4, "--out", a, check=True)
+    cli("pool", "nqueens", n, "-P", 4, "--out", b, "--same-as", a / "manifest.json", check=True)
+    cli("submit", a, "--shards", "0-1", env=env, check=True)
+    cli("run", b, "--shards", "2-3", check=True)
+    report = wait_idle(cli, slurm_cluster, a, deadline_s=600)
+    assert partition_states(report)["done"] == [0, 1] and partition_states(report)["missing"] == [2, 3]
+    proc = cli("status", a, env=env)
+    assert "shards 0-1 (2 of the pool's 4): 2 done" in proc.stdout  # the site's share, remembered by submit
+    proc = cli("resubmit", a, "--include-missing", "--dry-run", env=env)
+    assert "nothing to resubmit" in proc.stdout  # B's shards are not A's to count
+
+    cli("merge", a, b, check=True)  # B's results come home to A
+    cli("merge", b, a, check=True)  # and A's go to B, which re-counts some of them
+    sites = {int(p.stem[-5:]): read_result(p).origin.site for p in (a / "results").glob("part-*.json")}
+    cluster_name, host = sites[0], sites[2]
+    assert cluster_name == sites[1] != host == sites[3]
+    proc = cli("verify", b, "--counted-at", cluster_name, "--sample", "0.5", "--seed", 0)
+    assert proc.returncode == 0 and "1/1 partitions agree" in proc.stdout, proc.stdout + proc.stderr
+    proc = cli("verify", a, "--counted-at", host, "--sample", "0.5", "--seed", 0, "--submit", env=env)
+    assert proc.returncode == 0, proc.stderr
+    shadow = next(p for p in (a / "verify").iterdir() if p.is_dir())
+    wait_idle(cli, slurm_cluster, shadow, deadline_s=600)
+    proc = cli("merge", a, b, check=True)
+    assert "1 re-counts imported" in proc.stdout
+
+    proc = cli("collect", a)
+    assert proc.returncode == 0 and "matches the published count" in proc.stdout, proc.stdout + proc.stderr
+    assert f"{cluster_name} counted 2, 1 of them verified by another site" in proc.stdout
+    assert f"{host} counted 2, 1 of them verified by another site" in proc.stdout
+    ledger = pq.read_table(a / "ledger.parquet").to_pylist()
+    assert sum(int(r["solutions"]) for r in ledger) == published("nqueens_total", n)
+    for row in ledger:
+        assert row["site"] == sites[row["partition"]]
+        assert row["verified_by"] in (None, host if row["site"] == cluster_name else cluster_name)
+    assert sum(row["verified_by"] is not None for row in ledger) == 2
