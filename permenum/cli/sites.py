@@ -59,7 +59,8 @@ def merge(run: str, others: tuple[str, ...]) -> None:
         if merged.counting_here:
             parts.append(f"{ranges(merged.counting_here)} left to the task counting them here")
         for name, recounts in merged.verifications.items():
-            parts.append(f"verification {name}: {len(recounts)} re-counts imported")
+            if recounts:
+                parts.append(f"verification {name}: {len(recounts)} re-counts imported")
         out.print(f"{other}: " + "; ".join(parts), markup=False)
         for partition, why in sorted(merged.refused.items())[:SHOWN_REFUSALS]:
             err.print(f"refused {partition}: {why}", markup=False)
