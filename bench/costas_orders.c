@@ -1,0 +1,421 @@
+// Costas-array search orders, node counts (placements tried) against costas_ref.c's fc (issue 37, session 21;
+// figures in bench/NOTES.md): gcc -O2 -march=native -o /tmp/costas_orders bench/costas_orders.c && /tmp/costas_orders N VARIANT [sym]
+// All variants keep full forward checking: every unplaced column's row domain holds exactly the rows
+// that are consistent with all placed dots (pairs with every placed column, plus the "midpoint" case
+// of two placed columns symmetric around the unplaced one), and a node is dropped when a column's
+// domain is empty or a free row is in no unplaced column's domain (what costas_ref fc does; for the
+// left-to-right order the two are identical).
+// Usage: costas_orders N ORDER[+FLAG...] [sym]     (-DVERIFY: re-check every leaf from scratch)
+// ORDER:
+//   ltr      static columns 0..n-1, fast path: newest-column check only (exactly costas_ref fc; complete
+//            for this order because a collision with the new column always shares a side with it)
+//   ltrfull  static 0..n-1 with the general full recompute (same nodes as ltr)
+//   alt      static 0,n-1,1,n-2,...       mid  static middle-out m,m-1,m+1,m-2,... (m=(n-1)/2)
+//   mrv      dynamic: unplaced column with the smallest domain (ties leftmost, or see +rankmid)
+//   mrve     mrv, ties nearest an end
+//   dual     dynamic: unplaced column or free row with the fewest candidates (a row only when
+//            strictly fewer; branch over that row's candidate columns)
+//   dualp/mrvp = dual/mrve + pair;  dualh = dual + per-distance count bound (no gain)
+// FLAGS: +rankmid  ties broken by middle-out rank (nearest the centre first)   <- the key tie rule
+//        +pair     pair check: every two unplaced columns a<b must keep some r1 in dom a, r2 in dom b,
+//                  r1!=r2, with r2-r1 unused at distance b-a
+//        +match    perfect matching columns<->free rows (Hall); +sac one pass of singleton consistency
+//                  (lookahead placements counted separately); +adj, +rowtie, +first0, +firstedge, +penK:
+//                  other tie rules tried (no gain)
+// sym: p[0] = min of the 8 edge offsets and, with p[0]=0, p[1] <= column of row 1 (costas_ref's rule),
+//      applied as domain restrictions once the columns/rows involved are known, checked in full at leaves.
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef uint64_t u64;
+typedef uint32_t u32;
+
+static int n;
+static u32 full;
+static int p[32];          // row of column j, -1 while unplaced
+static int colOf[32];      // column of row r, -1 while free
+static u64 D[32], R[32];   // per distance d: used differences (right - left) + n-1, and negated
+static u32 dom[34][32];    // dom[depth][j]: rows column j may take at this depth (0 once placed)
+static u32 placedCols, placedRows;
+static long long nodes, found;
+static int ord[32];
+enum { V_LTR, V_LTRFULL, V_ALT, V_MID, V_MRV, V_MRVE, V_DUAL, V_DUALP, V_MRVP, V_DUALH };
+static int variant, pairchk, hcount, sym, matchchk, rankTie, sac;
+static int rnk[32], rowTie, adjTie, firstK, edgePen;
+static long long lookahead;
+
+static inline u32 endDist(int j) { return j < n - 1 - j ? j : n - 1 - j; }
+
+static void place(int c, int v)
+{
+    p[c] = v;
+    colOf[v] = c;
+    for (u32 m = placedCols; m; m &= m - 1) {
+        int c2 = __builtin_ctz(m);
+        int d = c > c2 ? c - c2 : c2 - c;
+        int delta = c > c2 ? v - p[c2] : p[c2] - v;
+        D[d] ^= 1ull << (delta + n - 1);
+        R[d] ^= 1ull << (-delta + n - 1);
+    }
+    placedCols |= 1u << c;
+    placedRows |= 1u << v;
+}
+
+static void unplace(int c, int v)
+{
+    placedCols &= ~(1u << c);
+    placedRows &= ~(1u << v);
+    for (u32 m = placedCols; m; m &= m - 1) {
+        int c2 = __builtin_ctz(m);
+        int d = c > c2 ? c - c2 : c2 - c;
+        int delta = c > c2 ? v - p[c2] : p[c2] - v;
+        D[d] ^= 1ull << (delta + n - 1);
+        R[d] ^= 1ull << (-delta + n - 1);
+    }
+    p[c] = -1;
+    colOf[v] = -1;
+}
+
+// Rows of column j in conflict with placed column c2 (pairs at distance |j-c2| already used).
+static inline u32 conflict(int j, int c2)
+{
+    int s = n - 1 - p[c2];
+    return j > c2 ? (u32)(D[j - c2] >> s) : (u32)(R[c2 - j] >> s);
+}
+
+// Pair check: columns a<b unplaced, distance d=b-a: is there r1 in dom a, r2 in dom b, r1!=r2, with
+// r2-r1 unused at distance d (and the pair alone)?
+static inline int pair_ok(u32 da, u32 db, int d)
+{
+    u64 freeD = ~D[d];
+    for (u32 m = da; m; m &= m - 1) {
+        int r1 = __builtin_ctz(m);
+        // r2 allowed iff bit (r2 - r1 + n-1) of freeD, i.e. bit r2 of freeD >> (n-1-r1)
+        u32 ok = (u32)(freeD >> (n - 1 - r1)) & db & ~(1u << r1);
+        if (ok) return 1;
+    }
+    return 0;
+}
+
+// Perfect matching between unplaced columns and free rows (Kuhn, bitmasks).
+static int mRow[32];
+static u32 *mDom;
+static int augment(int j, u32 *seen)
+{
+    for (u32 m = mDom[j] & ~*seen; m; m &= m - 1) {
+        int r = __builtin_ctz(m);
+        if (*seen >> r & 1) continue;
+        *seen |= 1u << r;
+        if (mRow[r] < 0 || augment(mRow[r], seen)) {
+            mRow[r] = j;
+            return 1;
+        }
+    }
+    return 0;
+}
+static int has_matching(u32 *d, u32 cols)
+{
+    mDom = d;
+    for (int r = 0; r < n; ++r) mRow[r] = -1;
+    for (u32 m = cols; m; m &= m - 1) {  // greedy first
+        int j = __builtin_ctz(m);
+        u32 f = d[j];
+        for (; f; f &= f - 1)
+            if (mRow[__builtin_ctz(f)] < 0) break;
+        if (f) { mRow[__builtin_ctz(f)] = j; continue; }
+        u32 seen = 0;
+        if (!augment(j, &seen)) return 0;
+    }
+    return 1;
+}
+
+static int propagate(int depth, int c, int v);
+// One pass of singleton consistency over the unplaced columns of level lv (dom[lv] built).
+static int sac_pass(int lv)
+{
+    u32 cols = ~placedCols & full;
+    for (u32 m = cols; m; m &= m - 1) {
+        int j = __builtin_ctz(m);
+        u32 keep = 0;
+        for (u32 q = dom[lv][j]; q; q &= q - 1) {
+            int r = __builtin_ctz(q);
+            ++lookahead;
+            place(j, r);
+            int saved = sac;
+            sac = 0;
+            int ok = (~placedCols & full) == 0 || propagate(lv, j, r);
+            sac = saved;
+            unplace(j, r);
+            if (ok) keep |= 1u << r;
+        }
+        if (!keep) return 0;
+        dom[lv][j] = keep;
+    }
+    return 1;
+}
+
+// Build dom[depth+1] after placing (c,v). Returns 0 on a wipeout.
+static int propagate(int depth, int c, int v)
+{
+    u32 *od = dom[depth], *nd = dom[depth + 1];
+    u32 bit = 1u << v, any = 0;
+    u32 free = ~placedCols & full;
+    if (variant == V_LTR) {  // exactly costas_ref fc: newest column only (complete for this order)
+        for (int j = c + 1; j < n; ++j) {
+            u32 x = od[j] & ~bit & ~(u32)(D[j - c] >> (n - 1 - v));
+            if (!x) return 0;
+            nd[j] = x;
+            any |= x;
+        }
+    } else {
+        for (u32 m = free; m; m &= m - 1) {
+            int j = __builtin_ctz(m);
+            u32 x = od[j] & ~bit;
+            for (u32 q = placedCols; q && x; q &= q - 1) x &= ~conflict(j, __builtin_ctz(q));
+            // midpoint: c and another placed column symmetric around j
+            int d = j > c ? j - c : c - j;
+            int o = j > c ? j + d : j - d;
+            if (o >= 0 && o < n && p[o] >= 0 && !((p[o] + v) & 1)) x &= ~(1u << ((p[o] + v) >> 1));
+            if (!x) return 0;
+            nd[j] = x;
+            any |= x;
+        }
+    }
+    if (~placedRows & full & ~any) return 0;
+    if (pairchk) {
+        for (u32 m = free; m; m &= m - 1) {
+            int a = __builtin_ctz(m);
+            for (u32 m2 = m & (m - 1); m2; m2 &= m2 - 1) {
+                int b = __builtin_ctz(m2);
+                if (!pair_ok(nd[a], nd[b], b - a)) return 0;
+            }
+        }
+    }
+    if (matchchk && !has_matching(nd, free)) return 0;
+    if (sac) {
+        nd[c] = 0;
+        if (!sac_pass(depth + 1)) return 0;
+    }
+    if (hcount) {  // distance d: pairs not yet both placed <= differences still free (|delta|<=n-1-?)
+        for (int d = 1; d < n; ++d) {
+            int open = 0;
+            for (int i = 0; i + d < n; ++i) open += !((placedCols >> i) & 1) || !((placedCols >> (i + d)) & 1);
+            int freeDiffs = 2 * (n - 1) - __builtin_popcountll(D[d]);
+            if (open > freeDiffs) return 0;
+        }
+    }
+    return 1;
+}
+
+// ---- symmetry breaking (sym): keep p[0] <= (n-1)/2 style corner reductions ----
+// The 8 symmetries map the dot in column 0 (row p0) to one of 8 "edge offsets": p[0], n-1-p[0] (the
+// left column), p[n-1], n-1-p[n-1] (right column), and the columns of rows 0 and n-1 measured from
+// the nearest relevant side. costas_ref keeps arrays with p[0] == min of those 8; we use the same
+// rule, applied as soon as the columns/rows involved are known (check at the leaf for the rest).
+static int ofs8(int *mn)
+{
+    int a[8];
+    a[0] = p[0];
+    a[1] = n - 1 - p[0];
+    a[2] = p[n - 1];
+    a[3] = n - 1 - p[n - 1];
+    a[4] = colOf[0];
+    a[5] = n - 1 - colOf[0];
+    a[6] = colOf[n - 1];
+    a[7] = n - 1 - colOf[n - 1];
+    int m = 99;
+    for (int i = 0; i < 8; ++i)
+        if (a[i] >= 0 && a[i] < m) m = a[i];
+    *mn = m;
+    return 0;
+}
+
+// Partial rule: p[0] must be (once all known) <= every other edge offset. With unknowns, an unknown
+// offset can still be anything, so we can only drop when p[0] is known and some known offset is
+// smaller, or apply domain restrictions. Implemented as domain restriction in restrict_sym().
+static void restrict_sym(int lv)
+{
+    if (!sym) return;
+    u32 *nd = dom[lv];
+    if (p[0] < 0) {  // p[0] <= every known edge offset
+        int m = 99;
+        if (p[n - 1] >= 0) m = p[n - 1] < n - 1 - p[n - 1] ? p[n - 1] : n - 1 - p[n - 1];
+        if (colOf[0] >= 0) { int t = colOf[0] < n - 1 - colOf[0] ? colOf[0] : n - 1 - colOf[0]; if (t < m) m = t; }
+        if (colOf[n - 1] >= 0) { int t = colOf[n - 1] < n - 1 - colOf[n - 1] ? colOf[n - 1] : n - 1 - colOf[n - 1]; if (t < m) m = t; }
+        if (m < 99) nd[0] &= (2u << m) - 1;
+        return;
+    }
+    int p0 = p[0];
+    u32 mid = ((full >> p0) << p0) & (full >> p0);  // rows (or columns) p0..n-1-p0
+    if (p[n - 1] < 0) nd[n - 1] &= mid;
+    u32 edgeRows = (colOf[0] < 0 ? 1u : 0) | (colOf[n - 1] < 0 ? 1u << (n - 1) : 0);
+    if (edgeRows)
+        for (u32 q = ~placedCols & full & ~mid; q; q &= q - 1) nd[__builtin_ctz(q)] &= ~edgeRows;
+    if (p0 == 0) {  // corner: the array no larger than its transpose, p[1] <= colOf[1]
+        if (p[1] >= 0 && colOf[1] < 0)
+            for (int j = 2; j < p[1]; ++j)
+                if (p[j] < 0) nd[j] &= ~2u;
+        if (colOf[1] >= 0 && p[1] < 0) nd[1] &= (2u << colOf[1]) - 1;
+    }
+}
+
+static int sym_leaf_ok(void)
+{
+    int mn;
+    ofs8(&mn);
+    if (p[0] != mn) return 0;
+    if (p[0] == 0 && p[1] != 1 && colOf[1] < p[1]) return 0;
+    return 1;
+}
+
+// ---- choosing the branching variable ----
+static int choose(int depth, int *isRow)
+{
+    u32 *d = dom[depth];
+    *isRow = 0;
+    if (variant <= V_MID) return ord[depth];
+    if (firstK > depth) return depth == 0 ? 0 : n - 1;  // edge prefix: column 0, then column n-1
+    int best = -1, bc = 99, be = 99;
+    for (u32 m = ~placedCols & full; m; m &= m - 1) {
+        int j = __builtin_ctz(m);
+        int c = __builtin_popcount(d[j]);
+        if ((j == 0 || j == n - 1) && c > 1) c += edgePen;
+        int e = rankTie ? rnk[j] : variant == V_MRV ? 0 : (int)endDist(j);
+        if (adjTie) {
+            int nd = 99;
+            for (u32 q = placedCols; q; q &= q - 1) {
+                int c2 = __builtin_ctz(q), dd = c2 > j ? c2 - j : j - c2;
+                if (dd < nd) nd = dd;
+            }
+            e += 64 * (nd == 99 ? 0 : nd);
+        }
+        if (c < bc || (c == bc && e < be)) bc = c, be = e, best = j;
+    }
+    if (variant == V_DUAL || variant == V_DUALP || variant == V_DUALH) {
+        if (bc <= 1) return best;
+        for (u32 m = ~placedRows & full; m; m &= m - 1) {
+            int r = __builtin_ctz(m);
+            int c = 0;
+            for (u32 q = ~placedCols & full; q; q &= q - 1) c += (d[__builtin_ctz(q)] >> r) & 1;
+            int e = rankTie ? rnk[r] : (int)endDist(r);
+            if (c < bc || (c == bc && e < be && rowTie)) bc = c, be = e, best = r, *isRow = 1;
+        }
+    }
+    return best;
+}
+
+static int verify(void);
+static void search(int depth)
+{
+    int isRow;
+    int x = choose(depth, &isRow);
+    u32 *d = dom[depth];
+    u32 cand;
+    if (!isRow)
+        cand = d[x];
+    else {
+        cand = 0;
+        for (u32 q = ~placedCols & full; q; q &= q - 1) {
+            int j = __builtin_ctz(q);
+            if ((d[j] >> x) & 1) cand |= 1u << j;
+        }
+    }
+    for (u32 m = cand; m; m &= m - 1) {
+        int y = __builtin_ctz(m);
+        int c = isRow ? y : x, v = isRow ? x : y;
+        ++nodes;
+        place(c, v);
+        if (depth + 1 == n) {
+#ifdef VERIFY
+            if (!verify()) { fprintf(stderr, "BAD leaf\n"); exit(1); }
+#endif
+            if (!sym || sym_leaf_ok()) ++found;
+        } else if (propagate(depth, c, v)) {
+            dom[depth + 1][c] = 0;
+            restrict_sym(depth + 1);
+            int ok = 1;
+            if (sym) {
+                u32 any = 0;
+                for (u32 q = ~placedCols & full; q; q &= q - 1) {
+                    u32 x = dom[depth + 1][__builtin_ctz(q)];
+                    if (!x) ok = 0;
+                    any |= x;
+                }
+                if (~placedRows & full & ~any) ok = 0;
+            }
+            if (ok) search(depth + 1);
+        }
+        unplace(c, v);
+    }
+}
+
+
+
+int main(int argc, char **argv)
+{
+    static const char *names[] = {"ltr", "ltrfull", "alt", "mid", "mrv", "mrve", "dual", "dualp", "mrvp", "dualh"};
+    if (argc < 3) {
+        fprintf(stderr, "usage: costas_orders N VARIANT [sym]\n");
+        return 2;
+    }
+    n = atoi(argv[1]);
+    variant = -1;
+    char vname[64];
+    snprintf(vname, sizeof vname, "%s", argv[2]);
+    char *plus = strchr(vname, '+');
+    char flags[64] = "";
+    if (plus) { snprintf(flags, sizeof flags, "%s", plus); *plus = 0; }
+    for (int i = 0; i < 10; ++i)
+        if (!strcmp(vname, names[i])) variant = i;
+    matchchk = strstr(flags, "+match") != 0;
+    sac = strstr(flags, "+sac") != 0;
+    rankTie = strstr(flags, "+rankmid") != 0;
+    rowTie = strstr(flags, "+rowtie") != 0;
+    adjTie = strstr(flags, "+adj") != 0;
+    { char *e = strstr(flags, "+pen"); edgePen = e ? atoi(e + 4) : 0; }
+    firstK = strstr(flags, "+first0") ? 1 : strstr(flags, "+firstedge") ? 2 : 0;
+    if (variant < 0 || n < 3 || n > 31) return 2;
+    sym = argc > 3 && !strcmp(argv[3], "sym");
+    pairchk = variant == V_DUALP || variant == V_MRVP || strstr(flags, "+pair");
+    hcount = variant == V_DUALH;
+    if (variant == V_MRVP) variant = V_MRVP;
+    full = (1u << n) - 1u;
+    for (int i = 0; i < n; ++i) ord[i] = i;
+    if (variant == V_ALT)
+        for (int i = 0; i < n; ++i) ord[i] = i & 1 ? n - 1 - i / 2 : i / 2;
+    if (variant == V_MID || rankTie) {
+        int m = (n - 1) / 2, k = 0;
+        ord[k++] = m;
+        for (int s = 1; k < n; ++s) {
+            if (m - s >= 0) ord[k++] = m - s;
+            if (m + s < n && k < n) ord[k++] = m + s;
+        }
+        for (int i = 0; i < n; ++i) rnk[ord[i]] = i;
+    }
+    for (int j = 0; j < 32; ++j) p[j] = colOf[j] = -1;
+    for (int j = 0; j < n; ++j) dom[0][j] = full;
+    if (sym) {
+        // p[0] <= (n-1)/2 (p[0] is the min of its own pair p0, n-1-p0)
+        dom[0][0] &= (1u << ((n + 1) / 2)) - 1;
+    }
+    clock_t t = clock();
+    search(0);
+    double s = (double)(clock() - t) / CLOCKS_PER_SEC;
+    printf("n=%d %s%s%s nodes=%lld arrays=%lld sec=%.2f ns/node=%.1f lookahead=%lld\n", n, names[variant], flags,
+           sym ? " sym" : "", nodes, found, s, nodes ? s * 1e9 / nodes : 0.0, lookahead);
+    (void)verify;
+    return 0;
+}
+
+static int verify(void)
+{
+    for (int i = 0; i < n; ++i)
+        for (int j = i + 1; j < n; ++j)
+            for (int k = 0; k < n; ++k)
+                for (int l = k + 1; l < n; ++l)
+                    if ((i != k || j != l) && j - i == l - k && p[j] - p[i] == p[l] - p[k]) return 0;
+    return 1;
+}
