@@ -14,17 +14,20 @@ partitions is how the sites check each other (`verify --counted-at SITE`).
 
 from __future__ import annotations
 
+import hashlib
+import re
 import shutil
 from dataclasses import dataclass, field
 
 from permenum.atomic import quarantine, write_bytes_atomic, write_new_file
 from permenum.errors import UserError
 from permenum.jobs.claims import PartitionClaimed, claim
-from permenum.jobs.solutions import read_solutions
+from permenum.jobs.solutions import parse_solutions
 from permenum.jobs.verify import verifications
 from permenum.layout import RunLayout
 from permenum.lock import run_lock
 from permenum.poolgen.write import read_partition
+from permenum.problems import get_problem
 from permenum.records import (Manifest, ResultRecord, load_manifest, load_verification_plan, partition_scope,
                               read_result, sound_result)
 from permenum.sealed import read_sealed
@@ -39,11 +42,12 @@ class Merged:
     counting_here: list[int] = field(default_factory=list)  # a live task here holds it: left to it
     refused: dict[int, str] = field(default_factory=dict)  # damaged, foreign or in conflict: why, one line
     verifications: dict[str, list[int]] = field(default_factory=dict)  # name -> re-counts imported
+    refused_verifications: dict[str, str] = field(default_factory=dict)  # name -> why, one line
 
 
 def merge(layout: RunLayout, other: RunLayout) -> Merged:
     """Import ``other``'s results (and verifications) into ``layout``, each checked; see the module."""
-    if other.root == layout.root:
+    if other.root.resolve() == layout.root.resolve():
         raise UserError(f"{other.root} is this run itself: give another copy's directory")
     manifest, theirs = load_manifest(layout), load_manifest(other)
     check_same_run(manifest, theirs, other)
@@ -51,7 +55,10 @@ def merge(layout: RunLayout, other: RunLayout) -> Merged:
     with run_lock(layout, "merge"):
         _merge_results(layout, manifest, other, merged)
         for source in verifications(other):
-            merged.verifications[source.root.name] = _merge_verification(layout, manifest, source, merged.refused)
+            try:
+                merged.verifications[source.root.name] = _merge_verification(layout, manifest, source, merged.refused)
+            except (UserError, OSError) as exc:  # the others, and every result already imported, stand
+                merged.refused_verifications[source.root.name] = str(exc)
     return merged
 
 
@@ -76,7 +83,7 @@ def _merge_results(layout: RunLayout, manifest: Manifest, other: RunLayout, merg
             raw = source.read_bytes()
             record = read_result(source, raw)
             record.check_belongs(manifest, partition, source)
-            arrays = _solutions_bytes(other, record)
+            arrays = _solutions_bytes(other, manifest, record)
         except (UserError, OSError) as exc:
             merged.refused[partition] = str(exc)
             continue
@@ -91,18 +98,18 @@ def _merge_results(layout: RunLayout, manifest: Manifest, other: RunLayout, merg
             merged.refused[partition] = outcome
 
 
-def _solutions_bytes(other: RunLayout, record: ResultRecord) -> bytes | None:
-    """The result's solutions file, checked against its seal and its arrays against the result's count;
-    None for a problem that stores none."""
-    path = other.solutions_file(record.partition)
-    if record.solutions_file is None and not path.exists():
+def _solutions_bytes(other: RunLayout, manifest: Manifest, record: ResultRecord) -> bytes | None:
+    """The result's solutions file, read once, held to its seal, its arrays counted against the result (what
+    is checked is what is copied); None for a problem that stores none."""
+    if not get_problem(manifest.problem).reports_solutions:
         return None
-    arrays = read_solutions(path, record.n, record.solutions_file)
+    path = other.solutions_file(record.partition)
+    data = read_sealed(path, record.solutions_file.sha256 if record.solutions_file else None, "", "result")
+    arrays = parse_solutions(path, data, record.n, record.solutions_file)
     if len(arrays) != record.raw:
         raise UserError(f"{path} holds {len(arrays)} arrays, the result of partition {record.partition} counted "
                         f"{record.raw}")
-    seal = record.solutions_file.sha256 if record.solutions_file else None
-    return read_sealed(path, seal, "", "result")  # the bytes to copy, held to the same seal
+    return data
 
 
 def _land(layout: RunLayout, manifest: Manifest, record: ResultRecord, raw: bytes, arrays: bytes | None) -> str:
@@ -111,12 +118,12 @@ def _land(layout: RunLayout, manifest: Manifest, record: ResultRecord, raw: byte
     partition = record.partition
     here = _sound_here(layout, manifest, partition)
     if here is not None:
-        return _compare(layout, here, record, raw)
+        return _compare(layout, here, record, raw, arrays)
     try:
         with claim(layout, partition, again=True):
             here = _sound_here(layout, manifest, partition)
             if here is not None:
-                return _compare(layout, here, record, raw)
+                return _compare(layout, here, record, raw, arrays)
             if arrays is not None:  # before the result that seals it, as a task writes them
                 layout.solutions_dir.mkdir(exist_ok=True)
                 write_bytes_atomic(layout.solutions_file(partition), arrays)
@@ -137,15 +144,17 @@ def _sound_here(layout: RunLayout, manifest: Manifest, partition: int) -> Result
         return None  # damaged here: the import replaces it (moved aside)
 
 
-def _compare(layout: RunLayout, here: ResultRecord, record: ResultRecord, raw: bytes) -> str:
+def _compare(layout: RunLayout, here: ResultRecord, record: ResultRecord, raw: bytes, arrays: bytes | None) -> str:
+    """"already" for the same numbers; else the import is kept as evidence, under a name of its own (its
+    site and digest: a second site's conflict never overwrites the first's), and refused."""
     if here.same_numbers(record):
         return "already"
-    evidence = layout.duplicate_result_file(record.partition, record.attempt).with_suffix(".imported.json")
+    tag = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', record.origin.site)}-{hashlib.sha256(raw).hexdigest()[:12]}"
+    evidence = layout.refused_import_file(record.partition, tag)
     evidence.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        write_bytes_atomic(evidence, raw, replace=False)
-    except FileExistsError:
-        pass  # imported before: kept already
+    for path, data in ((layout.refused_import_solutions_file(record.partition, tag), arrays), (evidence, raw)):
+        if data is not None and not path.exists():  # imported before: kept already
+            write_bytes_atomic(path, data)
     return (f"partition {record.partition}: the import found {record.weighted} solutions ({record.raw} raw) on "
             f"{record.origin.site}, this run's result {here.weighted} ({here.raw} raw) on {here.origin.site}: "
             f"kept this run's, the import beside it ({evidence})")
@@ -165,25 +174,27 @@ def _merge_verification(layout: RunLayout, manifest: Manifest, source: RunLayout
 
 def _verification_here(layout: RunLayout, manifest: Manifest, source: RunLayout) -> RunLayout:
     """This run's copy of another site's verification: its manifest, plan and (reflected) partition files,
-    each checked before it is written; an existing copy must be of the same verification."""
-    plan, recounts = load_verification_plan(source), load_manifest(source)
-    if plan.run_id != manifest.run_id:
-        raise UserError(f"a verification of run {plan.run_id}, not of this run {manifest.run_id}")
+    copied into a staging directory, checked there (what is checked is what lands), then renamed into
+    place; an existing copy must be of the same verification."""
     target = layout.verification(source.root.name)
     if target.verification_plan.exists():
-        if load_verification_plan(target).to_json() != plan.to_json() or \
-                load_manifest(target).run_id != recounts.run_id:
+        if load_verification_plan(target).to_json() != load_verification_plan(source).to_json() or \
+                load_manifest(target).run_id != load_manifest(source).run_id:
             raise UserError(f"{target.root} holds another verification of that name")
         return target
-    staging = layout.verifications_dir / f".{source.root.name}.importing"
-    shutil.rmtree(staging, ignore_errors=True)
-    (staging / "pool").mkdir(parents=True)
-    for entry in recounts.partitions:
-        if not entry.file.startswith("../"):  # its own (a mirror image): the run's are checked as ever
-            write_new_file(staging / entry.file, read_partition(source, entry))
-    write_new_file(staging / "manifest.json", source.manifest.read_bytes())
-    write_new_file(staging / "verification.json", source.verification_plan.read_bytes())
-    load_manifest(RunLayout(staging))  # what landed is what was checked
-    load_verification_plan(RunLayout(staging))
-    staging.rename(target.root)
+    staging = RunLayout(layout.verifications_dir / f".{source.root.name}.importing")  # dot: verifications() skips it
+    shutil.rmtree(staging.root, ignore_errors=True)
+    try:
+        staging.pool_dir.mkdir(parents=True)
+        write_new_file(staging.manifest, source.manifest.read_bytes())
+        write_new_file(staging.verification_plan, source.verification_plan.read_bytes())
+        plan, recounts = load_verification_plan(staging), load_manifest(staging)
+        if plan.run_id != manifest.run_id:
+            raise UserError(f"a verification of run {plan.run_id}, not of this run {manifest.run_id}")
+        for entry in recounts.partitions:
+            if not entry.file.startswith("../"):  # its own (a mirror image): the run's are checked as ever
+                write_new_file(staging.root / entry.file, read_partition(source, entry))
+        staging.root.rename(target.root)
+    finally:
+        shutil.rmtree(staging.root, ignore_errors=True)  # refused or failed: nothing of it is left
     return target

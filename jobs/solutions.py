@@ -57,7 +57,12 @@ def write_solutions(layout: RunLayout, partition: int, attempt: int, arrays: np.
 def read_solutions(path: Path, n: int, seal: SolutionsSeal | None = None) -> list[Array]:
     """The arrays of a solutions file of order ``n``, refused in one line (UserError) when the file does not
     match ``seal`` or does not parse as one; no check of the arrays themselves (stored_arrays does that)."""
-    data = read_sealed(path, seal.sha256 if seal is not None else None, "", "result")
+    return parse_solutions(path, read_sealed(path, seal.sha256 if seal is not None else None, "", "result"), n, seal)
+
+
+def parse_solutions(path: Path, data: bytes, n: int, seal: SolutionsSeal | None) -> list[Array]:
+    """read_solutions of bytes already read from ``path`` and held to its seal (what is checked is what is
+    copied: jobs.merge)."""
     try:
         column = pq.read_table(pa.BufferReader(data)).column("rows").combine_chunks()
     except (pa.ArrowException, KeyError, OSError, ValueError) as exc:

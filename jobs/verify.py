@@ -134,7 +134,8 @@ def create_verification(layout: RunLayout, request: Request) -> RunLayout:
     used = {d.kernel for p in partitions for d in done[p].counted_by()}
     kernel = request.kernel or alternative_kernel(manifest.problem, manifest.symmetry, used)
     check_kernel(manifest.problem, kernel, manifest.symmetry)
-    if kernel in used and request.device is None and not request.reflect and request.counted_at is None:
+    elsewhere = request.counted_at is not None and request.counted_at != TaskEnvironment.read().origin.site
+    if kernel in used and request.device is None and not request.reflect and not elsewhere:
         raise UserError(f"kernel {kernel} counted these partitions: re-counting with it on the same devices would repeat "
                         "the same search; give another --kernel, a --device, or --reflect")
     problem = get_problem(manifest.problem)
@@ -172,7 +173,8 @@ def verifications(layout: RunLayout) -> list[RunLayout]:
     """Every verification of the run (a directory without its plan yet, one being created, is left out)."""
     if not layout.verifications_dir.is_dir():
         return []
-    found = (layout.verification(p.name) for p in sorted(layout.verifications_dir.iterdir()))
+    found = (layout.verification(p.name) for p in sorted(layout.verifications_dir.iterdir())
+             if not p.name.startswith("."))  # a verification being imported (jobs.merge) is not one yet
     return [v for v in found if v.verification_plan.exists()]
 
 

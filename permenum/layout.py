@@ -108,6 +108,14 @@ class RunLayout:
         """A duplicate attempt's arrays (the accepted result's solutions file is never replaced)."""
         return self.results_dir / "duplicates" / f"{self.part_name(partition)}.attempt-{attempt}.solutions.parquet"
 
+    def refused_import_file(self, partition: int, tag: str) -> Path:
+        """An imported result with other numbers than the accepted one (`merge`), kept as evidence; ``tag``
+        names the site and the file's digest, so two refused imports never share a name."""
+        return self.results_dir / "duplicates" / f"{self.part_name(partition)}.imported-{tag}.json"
+
+    def refused_import_solutions_file(self, partition: int, tag: str) -> Path:
+        return self.results_dir / "duplicates" / f"{self.part_name(partition)}.imported-{tag}.solutions.parquet"
+
     def checkpoint_file(self, partition: int) -> Path:
         return self.checkpoints_dir / f"{self.part_name(partition)}.ckpt"
 

@@ -32,7 +32,7 @@ def run_lock(layout: RunLayout, command: str) -> Iterator[None]:
                                 f"`permenum {command}` on the host that holds the directory") from None
             if exc.errno not in (errno.EACCES, errno.EAGAIN):
                 raise
-            raise UserError(f"{layout.root} is busy: another `permenum pool`, `submit` or `resubmit` is at work on it; "
+            raise UserError(f"{layout.root} is busy: another `permenum pool`, `submit`, `resubmit` or `merge` is at work on it; "
                             f"run `permenum {command}` again once it has finished") from None
         yield
     finally:

@@ -188,24 +188,12 @@ class Manifest:
         """What first tells this pool from ``other`` ("here" is this one), or None for the same pool: the
         settings, then each partition's rows, weight and sha256 (its bytes). The run id is not compared:
         two builds of one pool are two runs until `pool --same-as` makes the second a copy of the first."""
-        def differ(what: str, here: object, there: object) -> str | None:
-            return None if here == there else f"{what}: {here} here, {there} there"
+        def content(m: Manifest) -> dict[str, Any]:
+            return {"pool states": m.total_states, **{f"partition {p.index}": {"rows": p.rows, "weight": p.weight,
+                                                                               "sha256": p.sha256} for p in m.partitions}}
 
-        mine, theirs = self.identity()["generator"], other.identity()["generator"]
-        settings = [("problem", self.problem, other.problem), ("n", self.n, other.n),
-                    ("symmetry", self.symmetry, other.symmetry)]
-        settings += [(f"generator {k}", v, theirs[k]) for k, v in mine.items()]
-        settings += [("partitions", self.num_partitions, other.num_partitions),
-                     ("pool states", self.total_states, other.total_states)]
-        for what, here, there in settings:
-            if (found := differ(what, here, there)) is not None:
-                return found
-        for a, b in zip(self.partitions, other.partitions):
-            for what, here, there in (("rows", a.rows, b.rows), ("weight", a.weight, b.weight),
-                                      ("sha256", a.sha256, b.sha256)):
-                if (found := differ(f"partition {a.index} {what}", here, there)) is not None:
-                    return found
-        return None
+        return identity_difference(self.identity(), other.identity()) or identity_difference(content(self),
+                                                                                              content(other))
 
     def to_json(self) -> dict[str, Any]:
         return {"format": MANIFEST_FORMAT, "run_id": self.run_id, "created": self.created, "host": self.host,
@@ -226,6 +214,20 @@ class Manifest:
                    Generator.from_json(d["generator"]), parts, int(d["totals"]["states"]),
                    int(d["totals"].get("weight", 0)), str(d.get("created", "")), str(d.get("host", "")),
                    str(d.get("permenum_version", "")))
+
+
+def identity_difference(here: dict[str, Any], there: dict[str, Any], prefix: str = "") -> str | None:
+    """The first setting in which two pools' identities (Manifest.identity) differ, as "generator seed: 1
+    here, 0 there"; None when they agree."""
+    for key, value in here.items():
+        other = there.get(key)
+        if isinstance(value, dict) and isinstance(other, dict):
+            found = identity_difference(value, other, f"{prefix}{key} ")
+            if found is not None:
+                return found
+        elif value != other:
+            return f"{prefix}{key}: {value} here, {other} there"
+    return None
 
 
 def write_manifest(layout: RunLayout, manifest: Manifest) -> None:

@@ -40,7 +40,7 @@ import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
@@ -55,7 +55,8 @@ from permenum.sealed import read_sealed
 from permenum.poolgen.cost import default_probes, estimate_costs, shared_costs
 from permenum.poolgen.generate import climb, expand_with_parents
 from permenum.problems import Problem, StateBatch, get_problem
-from permenum.records import Generator, Manifest, PartitionEntry, load_manifest, now_utc, write_manifest
+from permenum.records import (Generator, Manifest, PartitionEntry, identity_difference, load_manifest, now_utc,
+                              write_manifest)
 
 DEFAULT_TARGET = 1 << 16
 #: States per partition the default target aims at: LPT balances hundreds of estimates well, and a task
@@ -130,6 +131,13 @@ class PoolSettings:
             return STATES_PER_WORKER * self.auto_partitions
         return max(DEFAULT_TARGET, STATES_PER_PARTITION * self.partitions)
 
+    def identity(self, partitions: int) -> dict[str, Any]:
+        """The pool these settings make, as Manifest.identity says it (``partitions`` where none were asked)."""
+        return {"problem": self.problem, "params": {"n": self.n}, "symmetry": self.resolved_symmetry,
+                "generator": {"target_states": self.target, "hard_factor": self.hard_factor, "seed": self.seed,
+                              "balance": self.balance},
+                "num_partitions": self.partitions or partitions}
+
     @property
     def resolved_symmetry(self) -> str:
         return self.symmetry or get_problem(self.problem).default_symmetry
@@ -140,15 +148,7 @@ def _check_target_dir(layout: RunLayout, settings: PoolSettings) -> Manifest | N
     root = layout.root
     if layout.manifest.exists():
         existing = load_manifest(layout)
-        wanted = {
-            "problem": settings.problem,
-            "params": {"n": settings.n},
-            "symmetry": settings.resolved_symmetry,
-            "generator": {"target_states": settings.target, "hard_factor": settings.hard_factor, "seed": settings.seed,
-                          "balance": settings.balance},
-            "num_partitions": settings.partitions or existing.num_partitions,  # None: any count
-        }
-        if existing.identity() != wanted:
+        if existing.identity() != settings.identity(existing.num_partitions):
             raise UserError(
                 f"{root} already holds a different pool ({existing.problem} n={existing.n}, "
                 f"{existing.num_partitions} partitions, run {existing.run_id}); choose another directory"
@@ -186,6 +186,10 @@ def write_pool(layout: RunLayout, settings: PoolSettings, like: Manifest | None 
 
 
 def _write_pool(layout: RunLayout, settings: PoolSettings, like: Manifest | None) -> tuple[Manifest, bool]:
+    if like is not None:  # settings first: a mistyped option is refused before a long build
+        difference = identity_difference(settings.identity(like.num_partitions), like.identity())
+        if difference is not None:
+            raise UserError(f"not the same pool as run {like.run_id}: {difference} (give that run's options)")
     existing = _check_target_dir(layout, settings)
     if existing is not None:
         if like is not None:

@@ -67,12 +67,17 @@ class StatusReport:
     def queued(self) -> list[int]:
         return sorted(self.states["pending"] + self.states["running"])
 
+    def states_within(self, shards: list[int]) -> dict[str, list[int]]:
+        """Each state's partitions among ``shards`` (a site's share of the pool)."""
+        chosen = set(shards)
+        return {state: [p for p in parts if p in chosen] for state, parts in self.states.items()}
+
     def as_json(self) -> dict[str, Any]:
         return {
             "run": str(self.run),
             "job_name": self.job_name,
             "partitions": self.num_partitions,
-            "states": {s: {"count": len(v), "compact": compact_ranges(v), "partitions": v} for s, v in self.states.items()},
+            "states": states_json(self.states),
             "failed": {str(i): {"evidence": self.evidence.get(i, []), "log": str(self.logs[i]) if i in self.logs else None}
                        for i in self.states["failed"]},
             "queued_jobs": self.queued_jobs,
@@ -86,6 +91,11 @@ class StatusReport:
                 "partial": {str(i): {"states_done": d, "states": t} for i, (d, t) in self.progress.partial.items()},
             },
         }
+
+
+def states_json(states: dict[str, list[int]]) -> dict[str, Any]:
+    """Each state's partitions as `status --json` writes them."""
+    return {s: {"count": len(v), "compact": compact_ranges(v), "partitions": v} for s, v in states.items()}
 
 
 @dataclass(frozen=True)

@@ -74,12 +74,16 @@ def last_throttle(layout: RunLayout) -> int | None:
     return None
 
 
-def site_shards(layout: RunLayout) -> list[int] | None:
-    """The shards this copy of the run was given (`submit --shards`: a site's share of a campaign), as the
-    union over its submissions; None when one of them covered the whole pool, or none was made."""
+def site_shards(layout: RunLayout, site: str | None) -> list[int] | None:
+    """The shards this site's copy of the run was given (`submit --shards`: a site's share of a campaign), as
+    the union over the submissions made at ``site`` (the cluster's name; a copy of the run directory
+    brought from another site carries that site's lines too); None when one of them covered the whole
+    pool, or none was made."""
     chosen: set[int] = set()
     for record in read_submissions(layout):
         if record.get("kind") != "submit" or not record.get("job_id"):
+            continue
+        if site is not None and record.get("site") not in (None, site):
             continue
         if not record.get("shards"):
             return None

@@ -96,10 +96,19 @@ def check_device(task: TaskOptions | None) -> None:
 
 def submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: bool = False,
            backend_note: str = "", shards: list[int] | None = None) -> tuple[Outcome, StatusReport]:
-    """Render the script and submit every partition (of ``shards``, a site's share of the pool; None: all)
-    that is neither done nor queued."""
+    """Render the script and submit every partition (of ``shards``, a site's share of the pool; None: the
+    shards given here before, if any) that is neither done nor queued."""
     with run_lock(layout, "submit"):
-        return _submit(layout, backend, options, force, backend_note, shards)
+        return _submit(layout, backend, options, force, backend_note, this_sites(layout, backend, shards))
+
+
+def this_sites(layout: RunLayout, backend: Backend, shards: list[int] | None) -> list[int] | None:
+    """The shards a command at this site works on: those given (`--shards all`: every partition), else
+    those its earlier submits were given (another site counts the rest: submitting them here would count
+    them twice)."""
+    if shards is None:
+        return site_shards(layout, backend.config().get("ClusterName") or None)
+    return shards
 
 
 def _submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: bool,
@@ -140,11 +149,11 @@ def resubmit(layout: RunLayout, backend: Backend, include_missing: bool = False,
              throttle: int | None = None, dry_run: bool = False,
              backend_note: str = "", shards: list[int] | None = None) -> tuple[Outcome, StatusReport]:
     """Submit the failed partitions (and the missing ones if asked) with the script `submit` wrote, within
-    ``shards`` (None: the shards `submit` was given here, if any: another site counts the rest)."""
+    ``shards`` (as `submit` reads them: this_sites)."""
     SbatchOptions(throttle=throttle).validate()
     with run_lock(layout, "resubmit"):
         return _resubmit(layout, backend, include_missing, force, throttle, dry_run, backend_note,
-                         shards if shards is not None else site_shards(layout))
+                         this_sites(layout, backend, shards))
 
 
 def _resubmit(layout: RunLayout, backend: Backend, include_missing: bool, force: bool, throttle: int | None,
@@ -257,5 +266,6 @@ def _submit_array(layout: RunLayout, backend: Backend, plan: ArrayPlan, throttle
         record["options"] = options
     if shards is not None:
         record["shards"] = compact_ranges(shards)  # this site's share of the pool (slurm.submissions.site_shards)
+    record["site"] = backend.config().get("ClusterName") or None
     append_submission(layout, record)
     return submitted

@@ -81,7 +81,7 @@ def test_shards_limit_run_and_status_shows_them_against_the_pool(cli, tmp_path: 
     proc = cli("status", run, "--shards", "1-3")
     assert "shards 1-3 (3 of the pool's 4): 2 done, 0 running, 0 pending, 0 failed, 1 missing" in proc.stdout
     report = json.loads(cli("status", run, "--json", "--shards", "1-3").stdout)
-    assert report["shard_states"]["done"] == [1, 3] and report["shard_states"]["missing"] == [2]
+    assert report["shard_states"]["done"]["partitions"] == [1, 3] and report["shard_states"]["missing"]["count"] == 1
     for bad, says in (("4", "partition 4 does not exist"), ("x", "not an array index list")):
         proc = cli("run", run, "--shards", bad)
         assert proc.returncode == 2 and says in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
@@ -129,6 +129,39 @@ def test_merge_refuses_tampered_and_conflicting_results_in_one_line_each(cli, tm
     assert list((a / "results" / "duplicates").glob("part-00003.*"))  # the import kept as evidence
 
 
+def test_two_refused_conflicts_keep_two_pieces_of_evidence(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    a, b = _two_sites(cli, tmp_path)
+    cli("merge", a, b, check=True)
+    for k, copy in enumerate((tmp_path / "c", tmp_path / "d"), 1):
+        shutil.copytree(b, copy)
+        result = copy / "results" / "part-00003.json"
+        record = read_result(result)
+        _write_sealed(result, dataclasses.replace(record, weighted=record.weighted + 8 * k).to_json())
+        assert cli("merge", a, copy).returncode == 1
+    kept = sorted((a / "results" / "duplicates").glob("part-00003.imported-*.json"))
+    assert len(kept) == 2 and {read_result(p).weighted for p in kept} == {record.weighted + 8, record.weighted + 16}
+    assert collect(RunLayout(a)).total == published("nqueens_total", N)  # the first stays
+
+
+def test_a_damaged_verification_is_refused_and_the_rest_imported(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    a, b = _two_sites(cli, tmp_path)
+    cli("merge", b, a, check=True)
+    cli("verify", b, "--shards", "0", check=True)
+    plan = next((b / "verify").iterdir()) / "verification.json"
+    plan.write_text(plan.read_text()[:-20])
+    proc = cli("merge", a, b)
+    assert proc.returncode == 1 and "imported 2 results (2-3)" in proc.stdout, proc.stdout + proc.stderr
+    assert proc.stderr.startswith("refused verification v-") and len(proc.stderr.strip().splitlines()) == 1
+    assert not (a / "verify").exists() or not any((a / "verify").iterdir())
+
+
+def test_a_recount_at_the_same_site_with_the_same_kernel_is_refused(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    a, _ = _two_sites(cli, tmp_path)
+    here = read_result(a / "results" / "part-00000.json")
+    proc = cli("verify", a, "--counted-at", here.origin.site, "--sample", 1, "--kernel", here.kernel)
+    assert proc.returncode == 2 and "would repeat the same search" in proc.stderr
+
+
 def test_costas_solutions_come_home_sealed(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     a, b = _two_sites(cli, tmp_path, "costas", 9, 2)
     solutions = b / "solutions" / "part-00001.parquet"
@@ -137,6 +170,13 @@ def test_costas_solutions_come_home_sealed(cli, tmp_path: Path) -> None:  # type
     proc = cli("merge", a, b)
     assert proc.returncode == 1 and "refused 1: " in proc.stderr and "seal" in proc.stderr
     assert not (a / "results" / "part-00001.json").exists()
+    result = b / "results" / "part-00001.json"
+    sealed = result.read_bytes()
+    _write_sealed(result, dataclasses.replace(read_result(result), solutions_file=None).to_json())
+    solutions.unlink()  # a result without a seal on its solutions, and no solutions: not imported
+    proc = cli("merge", a, b)
+    assert proc.returncode == 1 and "refused 1: " in proc.stderr and "is missing" in proc.stderr
+    result.write_bytes(sealed)
     solutions.write_bytes(good)
     cli("merge", a, b, check=True)
     assert (a / "solutions" / "part-00001.parquet").read_bytes() == good
@@ -165,6 +205,8 @@ def test_two_sites_one_on_slurm_count_half_each_verify_each_other_exact(slurm_cl
     assert "shards 0-1 (2 of the pool's 4): 2 done" in proc.stdout  # the site's share, remembered by submit
     proc = cli("resubmit", a, "--include-missing", "--dry-run", env=env)
     assert "nothing to resubmit" in proc.stdout  # B's shards are not A's to count
+    proc = cli("submit", a, env=env)  # again, without --shards: still this site's share only
+    assert proc.returncode == 0 and "nothing to submit" in proc.stdout, proc.stdout + proc.stderr
 
     cli("merge", a, b, check=True)  # B's results come home to A
     cli("merge", b, a, check=True)  # and A's go to B, which re-counts some of them

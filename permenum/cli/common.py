@@ -54,11 +54,14 @@ def other_manifest(path: str | Path) -> "Manifest":
 
 
 def shard_set(spec: str | None, manifest: "Manifest") -> list[int] | None:
-    """``--shards 0-49,60``: the partitions a command is limited to (None: all), each one of the pool's."""
+    """``--shards 0-49,60``: the partitions a command is limited to (None: not given), each one of the
+    pool's; ``all``: every partition (widening what a site's earlier `submit --shards` gave it)."""
     from permenum.ranges import expand_ranges
 
     if spec is None:
         return None
+    if spec.strip().lower() == "all":
+        return list(range(manifest.num_partitions))
     try:
         chosen = expand_ranges(spec)
     except ValueError as exc:

@@ -115,7 +115,7 @@ def pool_options(f: F) -> F:
 def shards_option(what: str) -> Callable[[F], F]:
     """``--shards LIST``: the partitions a command is limited to (a site's share of a campaign)."""
     return click.option("--shards", "shards", default=None, metavar="LIST",
-                        help=f"{what}: a list of partitions, e.g. 0-49 or 3,7,12-14 (a site's share of the pool).")
+                        help=f"{what}: a list of partitions, e.g. 0-49 or 3,7,12-14 (a site's share of the pool), or all.")
 
 
 def sbatch_options(f: F, prefix: str = "") -> F:

@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from permenum.task_options import TaskOptions
 
 
+#: `collect` names each site on one line up to this many.
+SHOWN_SITES = 8
+
+
 def task_options(device: str | None, kernel: str | None, count_nodes: bool, chunk_seconds: float,
                  max_seconds: float | None = None) -> "TaskOptions":
     """The task options, checked before anything runs."""
@@ -100,7 +104,11 @@ def print_collect(layout: RunLayout, show_ledger: bool = True) -> int:
         kernel = sum(r.seconds.kernel for r in c.records)
         out.print(f"time per partition: min {lo:.3f} s, median {med:.3f} s, max {hi:.3f} s; kernel time {kernel:.3f} s")
     sites = c.sites()
-    if len(sites) > 1 or any(checked for _, checked in sites.values()):
+    if len(sites) > SHOWN_SITES:  # results from before sites were named carry each node's host
+        checked = sum(n for _, n in sites.values())
+        out.print(f"sites: {len(sites)} (the ledger's site column names them); {checked} partitions verified by "
+                  "another site", markup=False)
+    elif len(sites) > 1 or any(checked for _, checked in sites.values()):
         out.print("sites: " + "; ".join(f"{site} counted {counted}, {checked} of them verified by another site"
                                          for site, (counted, checked) in sorted(sites.items())), markup=False)
     if c.ledger_error:

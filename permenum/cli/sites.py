@@ -67,7 +67,9 @@ def merge(run: str, others: tuple[str, ...]) -> None:
         if len(merged.refused) > SHOWN_REFUSALS:
             err.print(f"refused {len(merged.refused) - SHOWN_REFUSALS} more: {ranges(sorted(merged.refused))}",
                       markup=False)
-        refused_any = refused_any or bool(merged.refused)
+        for name, why in sorted(merged.refused_verifications.items()):
+            err.print(f"refused verification {name}: {why}", markup=False)
+        refused_any = refused_any or bool(merged.refused) or bool(merged.refused_verifications)
     out.print(f"next: `permenum collect {shlex.quote(run)}` totals every site's results", markup=False)
     if refused_any:
         sys.exit(EXIT_INCOMPLETE)

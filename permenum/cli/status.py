@@ -33,30 +33,32 @@ def status(run: str, as_json: bool, shards: str | None) -> None:
     results, error records and checkpoints are read, and no scheduler is asked.
     """
     from permenum.records import load_manifest
-    from permenum.slurm.status import gather, was_submitted
+    from permenum.slurm.status import gather, states_json, was_submitted
     from permenum.slurm.submissions import site_shards
 
     layout = existing_run(run)
     if layout.search_plan.exists():
         print_search_status(layout, ask_scheduler=was_submitted(layout))
         return
-    chosen = shard_set(shards, load_manifest(layout)) if shards is not None else site_shards(layout)
+    chosen = shard_set(shards, load_manifest(layout))
     if was_submitted(layout):
         with slurm_errors():
             backend, note = slurm_backend()
             report = gather(layout, backend, note)
+            if chosen is None:
+                chosen = site_shards(layout, backend.config().get("ClusterName") or None)
     else:
         report = gather(layout, None)
-    share = None if chosen is None else {state: [p for p in report.states[state] if p in set(chosen)]
-                                         for state in report.states}
     if as_json:
-        click.echo(json.dumps({**report.as_json(), **({"shards": ranges(chosen), "shard_states": share}
-                                                      if chosen is not None and share is not None else {})}))
+        extra = {} if chosen is None else {"shards": ranges(chosen),
+                                           "shard_states": states_json(report.states_within(chosen))}
+        click.echo(json.dumps({**report.as_json(), **extra}))
     else:
         _print_status(report)
-        if chosen is not None and share is not None:
+        if chosen is not None:
             out.print(f"shards {ranges(chosen)} ({len(chosen)} of the pool's {report.num_partitions}): "
-                      + ", ".join(f"{len(parts)} {state}" for state, parts in share.items()), markup=False)
+                      + ", ".join(f"{len(parts)} {state}" for state, parts in report.states_within(chosen).items()),
+                      markup=False)
     if report.states["failed"]:
         sys.exit(1)
 

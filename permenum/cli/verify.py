@@ -175,5 +175,5 @@ def _print_check(plan: "VerificationPlan", comparisons: "list[Comparison]") -> N
         if c.verdict == "DISAGREES" and c.recount is not None:
             ref, new = c.reference, c.recount
             err.print(f"partition {c.partition} DISAGREES on {', '.join(c.differs)}: run {ref.solutions} solutions "
-                      f"({', '.join(ref.kernels)}, {', '.join(ref.models)}, {ref.site}), re-count {new.solutions} "
-                      f"({', '.join(new.kernels)}, {', '.join(new.models)}, {new.site})", markup=False)
+                      f"({', '.join(ref.kernels)}, {', '.join(ref.models)}, {ref.host} at {ref.site}), re-count "
+                      f"{new.solutions} ({', '.join(new.kernels)}, {', '.join(new.models)}, {new.host} at {new.site})", markup=False)
