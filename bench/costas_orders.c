@@ -1,5 +1,11 @@
 // Costas-array search orders, node counts (placements tried) against costas_ref.c's fc (issue 37, session 21;
-// figures in bench/NOTES.md): gcc -O2 -march=native -o /tmp/costas_orders bench/costas_orders.c && /tmp/costas_orders N VARIANT [sym]
+// figures in bench/NOTES.md):
+//   gcc -O2 -march=native -o /tmp/costas_orders bench/costas_orders.c && /tmp/costas_orders N VARIANT [MODE] [part=R]
+// MODE: none (all arrays), sym (costas_ref's edge rule), centre (the group {id, H, V, HV} broken around the
+//   centre, see centre_filter; total = sum of orbit sizes, the 8-fold classes filtered at the leaves),
+//   brute (all arrays, orbits counted by minimal keys), check (brute, then centre, compared array by array).
+//   part=R: only row R for the first reading column; the parts sum to the whole run. Reading order,
+//   rankmid and mid: odd n m,m-1,m+1,...; even n m0,m1,m0-1,m1+1,...
 // All variants keep full forward checking: every unplaced column's row domain holds exactly the rows
 // that are consistent with all placed dots (pairs with every placed column, plus the "midpoint" case
 // of two placed columns symmetric around the unplaced one), and a node is dropped when a column's
@@ -46,6 +52,12 @@ enum { V_LTR, V_LTRFULL, V_ALT, V_MID, V_MRV, V_MRVE, V_DUAL, V_DUALP, V_MRVP, V
 static int variant, pairchk, hcount, sym, matchchk, rankTie, sac;
 static int rnk[32], rowTie, adjTie, firstK, edgePen;
 static long long lookahead;
+// ---- centre rule state ----
+static int centre, cpos[32];                 // cpos: reading order (centre-out, symmetric pairs)
+static long long orbitSum, classes8, total8, leafReject;
+static int collect;                          // store every leaf as a key (brute / check modes)
+static u64 *leaves;
+static long long nleaves, capLeaves;
 
 static inline u32 endDist(int j) { return j < n - 1 - j ? j : n - 1 - j; }
 
@@ -271,6 +283,100 @@ static int sym_leaf_ok(void)
     return 1;
 }
 
+// ---- centre symmetry rule ----
+// Group G4 = {id, H, V, HV}: g bit 1 = H (column reversal), bit 2 = V (value reversal).
+// S(p) = p read in the order cpos (centre column(s) first, then columns m-k, m+k pairs outward).
+// Canonical: S(p) <=lex S(gp) for g = H, V, HV. Costas arrays of n >= 3 have no G4 stabilizer
+// besides id (H, V impossible for a permutation; HV would repeat a displacement vector), but the
+// leaf computes it anyway. The rule at a node: for each g, scan positions in reading order while
+// both p[c] and (gp)[c] are known; a smaller image -> prune, a larger one -> g settled; at the first
+// undetermined position only X <= Y is enforced, as domain filtering (sound in any search order,
+// it never assumes that the search follows cpos).
+static inline u32 le_mask(int t) { return t < 0 ? 0 : t >= n - 1 ? full : (2u << t) - 1; }
+static inline u32 ge_mask(int t) { return t <= 0 ? full : t > n - 1 ? 0 : full & ~((1u << t) - 1); }
+static int centre_filter(u32 *nd)
+{
+    for (int g = 1; g < 4; ++g) {
+        int gh = g & 1, gv = g & 2;
+        for (int i = 0; i < n; ++i) {
+            int c = cpos[i], c2 = gh ? n - 1 - c : c;
+            int x = p[c], y2 = p[c2];
+            if (x >= 0 && y2 >= 0) {
+                int y = gv ? n - 1 - y2 : y2;
+                if (x < y) break;
+                if (x > y) return 0;
+                continue;
+            }
+            if (c == c2) {
+                if (!gv) continue;            // H on the centre column: always equal
+                nd[c] &= le_mask((n - 1) / 2);  // p[c] <= n-1-p[c]
+                if (!nd[c]) return 0;
+                break;
+            }
+            if (x >= 0) {  // c2 unplaced
+                nd[c2] &= gv ? le_mask(n - 1 - x) : ge_mask(x);
+                if (!nd[c2]) return 0;
+            } else if (y2 >= 0) {
+                nd[c] &= gv ? le_mask(n - 1 - y2) : le_mask(y2);
+                if (!nd[c]) return 0;
+            } else {
+                if (!nd[c] || !nd[c2]) return 0;
+                if (gv) {  // p[c] + p[c2] <= n-1
+                    nd[c] &= le_mask(n - 1 - __builtin_ctz(nd[c2]));
+                    if (!nd[c]) return 0;
+                    nd[c2] &= le_mask(n - 1 - __builtin_ctz(nd[c]));
+                } else {   // p[c] <= p[c2]
+                    nd[c] &= le_mask(31 - __builtin_clz(nd[c2]));
+                    if (!nd[c]) return 0;
+                    nd[c2] &= ge_mask(__builtin_ctz(nd[c]));
+                }
+                if (!nd[c2]) return 0;
+            }
+            break;
+        }
+    }
+    return 1;
+}
+
+// image g of a (g: bit1 H, bit2 V, bit4 transpose applied first), read in cpos order into out
+static void image_read(const int *a, int g, int *out)
+{
+    int b[32], t[32];
+    if (g & 4) { for (int i = 0; i < n; ++i) t[a[i]] = i; a = t; }
+    for (int c = 0; c < n; ++c) {
+        int v = a[g & 1 ? n - 1 - c : c];
+        b[c] = g & 2 ? n - 1 - v : v;
+    }
+    for (int i = 0; i < n; ++i) out[i] = b[cpos[i]];
+}
+static int cmp_read(const int *x, const int *y) { for (int i = 0; i < n; ++i) if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1; return 0; }
+static u64 key_of(const int *s) { u64 k = 0; for (int i = 0; i < n; ++i) k = k << 5 | (u64)s[i]; return k; }
+// G4 key (min over id,H,V,HV) and D8 key (min over all 8) of array a, as read in cpos order
+static u64 min_key(const int *a, int ng) { u64 m = ~0ull; int s[32]; for (int g = 0; g < ng; ++g) { image_read(a, g, s); u64 k = key_of(s); if (k < m) m = k; } return m; }
+
+// Leaf: full check. Returns the G4 orbit size (4/|stab|) if p is canonical, else 0; counts D8 classes.
+static int centre_leaf(void)
+{
+    int s0[32], s[32], stab = 1;
+    image_read(p, 0, s0);
+    for (int g = 1; g < 4; ++g) {
+        image_read(p, g, s);
+        int c = cmp_read(s, s0);
+        if (c < 0) return 0;
+        if (c == 0) ++stab;
+    }
+    // D8: the class is counted at the G4-canonical array whose reading is smallest among the 8 images
+    int stab8 = 0, minimal = 1;
+    for (int g = 0; g < 8; ++g) {
+        image_read(p, g, s);
+        int c = cmp_read(s, s0);
+        if (c < 0) minimal = 0;
+        if (c == 0) ++stab8;
+    }
+    if (minimal) { ++classes8; total8 += 8 / stab8; }
+    return 4 / stab;
+}
+
 // ---- choosing the branching variable ----
 static int choose(int depth, int *isRow)
 {
@@ -332,12 +438,20 @@ static void search(int depth)
 #ifdef VERIFY
             if (!verify()) { fprintf(stderr, "BAD leaf\n"); exit(1); }
 #endif
-            if (!sym || sym_leaf_ok()) ++found;
+            if (collect) {
+                if (nleaves == capLeaves) { capLeaves = capLeaves ? 2 * capLeaves : 4096; leaves = realloc(leaves, capLeaves * sizeof *leaves); }
+                int sr[32]; image_read(p, 0, sr); leaves[nleaves++] = key_of(sr);
+            }
+            if (centre) {
+                int w = centre_leaf();
+                if (w) ++found, orbitSum += w; else ++leafReject;
+            } else if (!sym || sym_leaf_ok()) ++found;
         } else if (propagate(depth, c, v)) {
             dom[depth + 1][c] = 0;
             restrict_sym(depth + 1);
             int ok = 1;
-            if (sym) {
+            if (centre) ok = centre_filter(dom[depth + 1]);
+            if (ok && (sym || centre)) {
                 u32 any = 0;
                 for (u32 q = ~placedCols & full; q; q &= q - 1) {
                     u32 x = dom[depth + 1][__builtin_ctz(q)];
@@ -378,22 +492,60 @@ int main(int argc, char **argv)
     { char *e = strstr(flags, "+pen"); edgePen = e ? atoi(e + 4) : 0; }
     firstK = strstr(flags, "+first0") ? 1 : strstr(flags, "+firstedge") ? 2 : 0;
     if (variant < 0 || n < 3 || n > 31) return 2;
-    sym = argc > 3 && !strcmp(argv[3], "sym");
+    const char *mode = argc > 3 ? argv[3] : "";
+    sym = !strcmp(mode, "sym");
+    centre = !strcmp(mode, "centre");
+    int brute = !strcmp(mode, "brute"), check = !strcmp(mode, "check");
+    int oldrank = strstr(flags, "+oldrank") != 0;  // even n: costas_orders' m0,m0-1,m1,... instead of pairs
     pairchk = variant == V_DUALP || variant == V_MRVP || strstr(flags, "+pair");
     hcount = variant == V_DUALH;
-    if (variant == V_MRVP) variant = V_MRVP;
     full = (1u << n) - 1u;
     for (int i = 0; i < n; ++i) ord[i] = i;
     if (variant == V_ALT)
         for (int i = 0; i < n; ++i) ord[i] = i & 1 ? n - 1 - i / 2 : i / 2;
-    if (variant == V_MID || rankTie) {
+    // centre-out reading order: odd n m, m-1, m+1, m-2, m+2, ...; even n m0, m1, m0-1, m1+1, ...
+    {
         int m = (n - 1) / 2, k = 0;
-        ord[k++] = m;
-        for (int s = 1; k < n; ++s) {
-            if (m - s >= 0) ord[k++] = m - s;
-            if (m + s < n && k < n) ord[k++] = m + s;
+        if (n % 2 == 0 && !oldrank) {
+            for (int s = 0; k < n; ++s) cpos[k++] = m - s, cpos[k++] = m + 1 + s;
+        } else {
+            cpos[k++] = m;
+            for (int s = 1; k < n; ++s) {
+                if (m - s >= 0) cpos[k++] = m - s;
+                if (m + s < n && k < n) cpos[k++] = m + s;
+            }
         }
+    }
+    if (variant == V_MID || rankTie) {
+        for (int i = 0; i < n; ++i) ord[i] = cpos[i];
         for (int i = 0; i < n; ++i) rnk[ord[i]] = i;
+    }
+    u64 *g4keys = 0, *d8keys = 0;
+    long long g4orbits = 0, d8orbits = 0, nall = 0;
+    if (brute || check) {  // all arrays without symmetry, orbits counted by their minimal keys
+        collect = 1;
+        for (int j = 0; j < 32; ++j) p[j] = colOf[j] = -1;
+        for (int j = 0; j < n; ++j) dom[0][j] = full;
+        search(0);
+        nall = nleaves;
+        g4keys = malloc(nall * sizeof *g4keys);
+        d8keys = malloc(nall * sizeof *d8keys);
+        for (long long i = 0; i < nall; ++i) {
+            int a[32], sr[32];
+            for (int j = 0; j < n; ++j) sr[j] = (int)(leaves[i] >> (5 * (n - 1 - j)) & 31);
+            for (int j = 0; j < n; ++j) a[cpos[j]] = sr[j];
+            g4keys[i] = min_key(a, 4);
+            d8keys[i] = min_key(a, 8);
+        }
+        int cmpu(const void *x, const void *y) { u64 a = *(const u64 *)x, b = *(const u64 *)y; return a < b ? -1 : a > b; }
+        qsort(g4keys, nall, sizeof *g4keys, cmpu);
+        qsort(d8keys, nall, sizeof *d8keys, cmpu);
+        for (long long i = 0; i < nall; ++i) g4orbits += !i || g4keys[i] != g4keys[i - 1], d8orbits += !i || d8keys[i] != d8keys[i - 1];
+        printf("n=%d brute: arrays=%lld G4-orbits=%lld D8-orbits=%lld (nodes %lld)\n", n, nall, g4orbits, d8orbits, nodes);
+        if (brute) return 0;
+        nodes = found = 0;
+        nleaves = 0;
+        centre = 1;
     }
     for (int j = 0; j < 32; ++j) p[j] = colOf[j] = -1;
     for (int j = 0; j < n; ++j) dom[0][j] = full;
@@ -401,11 +553,31 @@ int main(int argc, char **argv)
         // p[0] <= (n-1)/2 (p[0] is the min of its own pair p0, n-1-p0)
         dom[0][0] &= (1u << ((n + 1) / 2)) - 1;
     }
+    if (centre && !centre_filter(dom[0])) return 1;
+    if (argc > 4 && !strncmp(argv[4], "part=", 5))  // split the run by the first reading column's row
+        dom[0][cpos[0]] &= 1u << atoi(argv[4] + 5);
     clock_t t = clock();
     search(0);
     double s = (double)(clock() - t) / CLOCKS_PER_SEC;
-    printf("n=%d %s%s%s nodes=%lld arrays=%lld sec=%.2f ns/node=%.1f lookahead=%lld\n", n, names[variant], flags,
-           sym ? " sym" : "", nodes, found, s, nodes ? s * 1e9 / nodes : 0.0, lookahead);
+    printf("n=%d %s%s%s nodes=%lld arrays=%lld sec=%.2f ns/node=%.1f", n, names[variant], flags,
+           sym ? " sym" : centre ? " centre" : "", nodes, found, s, nodes ? s * 1e9 / nodes : 0.0);
+    if (centre) printf(" total=%lld classes8=%lld total8=%lld leafreject=%lld", orbitSum, classes8, total8, leafReject);
+    printf("\n");
+    if (check) {  // every G4-canonical leaf must be its orbit's minimum key, and each orbit found once
+        long long ok = 0, bad = 0;
+        // leaves hold all leaves reached (canonical or not): keep those that are orbit minima
+        int cmpu(const void *x, const void *y) { u64 a = *(const u64 *)x, b = *(const u64 *)y; return a < b ? -1 : a > b; }
+        qsort(leaves, nleaves, sizeof *leaves, cmpu);
+        long long distinctMin = 0;
+        for (long long i = 0; i < nleaves; ++i) {
+            u64 *hit = bsearch(&leaves[i], g4keys, nall, sizeof *g4keys, cmpu);
+            if (hit) { ++ok; distinctMin += !i || leaves[i] != leaves[i - 1]; }
+            else ++bad;
+        }
+        printf("check: G4-orbits(brute)=%lld canonical(search)=%lld orbit-min leaves=%lld distinct=%lld non-min leaves=%lld D8 classes brute=%lld search=%lld -> %s\n",
+               g4orbits, found, ok, distinctMin, bad, d8orbits, classes8,
+               g4orbits == found && distinctMin == found && ok == found && d8orbits == classes8 ? "OK" : "MISMATCH");
+    }
     (void)verify;
     return 0;
 }
