@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from permenum.atomic import quarantine, write_bytes_atomic, write_new_file
 from permenum.errors import UserError
 from permenum.jobs.claims import PartitionClaimed, claim
-from permenum.jobs.solutions import parse_solutions
+from permenum.jobs.solutions import check_count, parse_solutions
 from permenum.jobs.verify import verifications
 from permenum.layout import RunLayout
 from permenum.lock import run_lock
@@ -64,12 +64,11 @@ def merge(layout: RunLayout, other: RunLayout) -> Merged:
 
 def check_same_run(manifest: Manifest, theirs: Manifest, where: RunLayout) -> None:
     """Refuse, in one line, a copy that is not of this run: another run, or this run id over another pool."""
+    difference = manifest.first_difference(theirs)
     if theirs.run_id != manifest.run_id:
-        difference = manifest.first_difference(theirs)
         pool = f"another pool ({difference})" if difference else "the same pool, built again"
         raise UserError(f"{where.root} is run {theirs.run_id}, not this run {manifest.run_id}: {pool}; a site "
                         "rebuilds its copy with `permenum pool ... --same-as` (or copies the run directory)")
-    difference = manifest.first_difference(theirs)
     if difference is not None:
         raise UserError(f"{where.root} claims this run's id over another pool ({difference}): not imported")
 
@@ -105,10 +104,7 @@ def _solutions_bytes(other: RunLayout, manifest: Manifest, record: ResultRecord)
         return None
     path = other.solutions_file(record.partition)
     data = read_sealed(path, record.solutions_file.sha256 if record.solutions_file else None, "", "result")
-    arrays = parse_solutions(path, data, record.n, record.solutions_file)
-    if len(arrays) != record.raw:
-        raise UserError(f"{path} holds {len(arrays)} arrays, the result of partition {record.partition} counted "
-                        f"{record.raw}")
+    check_count(path, parse_solutions(path, data, record.n, record.solutions_file), record)
     return data
 
 

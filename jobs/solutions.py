@@ -81,10 +81,15 @@ def parse_solutions(path: Path, data: bytes, n: int, seal: SolutionsSeal | None)
 def partition_arrays(layout: RunLayout, record: ResultRecord) -> list[Array]:
     """A result's arrays, checked against it: its seal (sha256, rows) and, for results from before seals,
     its raw count (one array per solution found)."""
-    arrays = read_solutions(layout.solutions_file(record.partition), record.n, record.solutions_file)
+    path = layout.solutions_file(record.partition)
+    return check_count(path, read_solutions(path, record.n, record.solutions_file), record)
+
+
+def check_count(path: Path, arrays: list[Array], record: ResultRecord) -> list[Array]:
+    """The arrays, once there is one for each solution the result counted; else one line."""
     if len(arrays) != record.raw:
-        raise UserError(f"{layout.solutions_file(record.partition)} holds {len(arrays)} arrays, the result of "
-                        f"partition {record.partition} counted {record.raw}")
+        raise UserError(f"{path} holds {len(arrays)} arrays, the result of partition {record.partition} counted "
+                        f"{record.raw}")
     return arrays
 
 
