@@ -42,7 +42,8 @@ class Merged:
     counting_here: list[int] = field(default_factory=list)  # a live task here holds it: left to it
     refused: dict[int, str] = field(default_factory=dict)  # damaged, foreign or in conflict: why, one line
     verifications: dict[str, list[int]] = field(default_factory=dict)  # name -> re-counts imported
-    refused_verifications: dict[str, str] = field(default_factory=dict)  # name -> why, one line
+    #: a verification refused whole ("v-..."), or one of its re-counts ("v-..., partition 3"): why, one line
+    refused_verifications: dict[str, str] = field(default_factory=dict)
 
 
 def merge(layout: RunLayout, other: RunLayout) -> Merged:
@@ -56,7 +57,8 @@ def merge(layout: RunLayout, other: RunLayout) -> Merged:
         _merge_results(layout, manifest, other, merged)
         for source in verifications(other):
             try:
-                merged.verifications[source.root.name] = _merge_verification(layout, manifest, source, merged.refused)
+                merged.verifications[source.root.name] = _merge_verification(layout, manifest, source,
+                                                                              merged.refused_verifications)
             except (UserError, OSError) as exc:  # the others, and every result already imported, stand
                 merged.refused_verifications[source.root.name] = str(exc)
     return merged
@@ -156,7 +158,7 @@ def _compare(layout: RunLayout, here: ResultRecord, record: ResultRecord, raw: b
             f"kept this run's, the import beside it ({evidence})")
 
 
-def _merge_verification(layout: RunLayout, manifest: Manifest, source: RunLayout, refused: dict[int, str]) -> list[int]:
+def _merge_verification(layout: RunLayout, manifest: Manifest, source: RunLayout, refused: dict[str, str]) -> list[int]:
     """One verification of the other copy, laid out here if new; the re-counts it imported."""
     try:
         target = _verification_here(layout, manifest, source)
@@ -164,7 +166,7 @@ def _merge_verification(layout: RunLayout, manifest: Manifest, source: RunLayout
         raise UserError(f"verification {source.root.name} of {source.root.parent.parent}: {exc}") from None
     merged = Merged()
     _merge_results(target, load_manifest(target), source, merged)
-    refused.update({p: f"verification {source.root.name}: {why}" for p, why in merged.refused.items()})
+    refused.update({f"{source.root.name}, partition {p}": why for p, why in merged.refused.items()})
     return merged.imported
 
 

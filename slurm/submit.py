@@ -124,7 +124,7 @@ def _submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: 
     todo = _within(sorted(report.states["failed"] + report.states["missing"]), shards)
     if not todo:
         which = f"shards {compact_ranges(shards)}" if shards is not None else "partitions"
-        return Outcome(f"nothing to submit: the {which} without a result are pending or running", []), report
+        return Outcome(f"nothing to submit: the {which} have results or are pending or running", []), report
     _refuse_while_queued(report, force, "submit")
     plans = plan_arrays(todo, backend.config())
     # the script replaces the last one only once sbatch accepted it: `resubmit` must not inherit rejected options

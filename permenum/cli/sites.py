@@ -62,14 +62,20 @@ def merge(run: str, others: tuple[str, ...]) -> None:
             if recounts:
                 parts.append(f"verification {name}: {len(recounts)} re-counts imported")
         out.print(f"{other}: " + "; ".join(parts), markup=False)
-        for partition, why in sorted(merged.refused.items())[:SHOWN_REFUSALS]:
-            err.print(f"refused {partition}: {why}", markup=False)
-        if len(merged.refused) > SHOWN_REFUSALS:
-            err.print(f"refused {len(merged.refused) - SHOWN_REFUSALS} more: {ranges(sorted(merged.refused))}",
-                      markup=False)
-        for name, why in sorted(merged.refused_verifications.items()):
-            err.print(f"refused verification {name}: {why}", markup=False)
+        _print_refusals("refused", {str(p): why for p, why in sorted(merged.refused.items())},
+                        ranges(sorted(merged.refused)[SHOWN_REFUSALS:]))
+        names = sorted(merged.refused_verifications)
+        _print_refusals("refused verification", {k: merged.refused_verifications[k] for k in names},
+                        "; ".join(names[SHOWN_REFUSALS:]))
         refused_any = refused_any or bool(merged.refused) or bool(merged.refused_verifications)
     out.print(f"next: `permenum collect {shlex.quote(run)}` totals every site's results", markup=False)
     if refused_any:
         sys.exit(EXIT_INCOMPLETE)
+
+
+def _print_refusals(what: str, refused: dict[str, str], rest: str) -> None:
+    """One line each, up to SHOWN_REFUSALS; then one naming the ``rest``."""
+    for name, why in list(refused.items())[:SHOWN_REFUSALS]:
+        err.print(f"{what} {name}: {why}", markup=False)
+    if len(refused) > SHOWN_REFUSALS:
+        err.print(f"{what}: {len(refused) - SHOWN_REFUSALS} more ({rest})", markup=False)
