@@ -91,6 +91,12 @@ class RateBook:
         with self._lock:
             return self._rates.get(label, 0.0)
 
+    def seed(self, rates: dict[str, float]) -> None:
+        """Take ``rates`` (by label) for devices this book has not measured (the run's earlier tasks' rates,
+        from other processes: jobs.rate_hints)."""
+        with self._lock:
+            self._rates = {**rates, **self._rates}
+
     def learn(self, devices: list[DeviceState]) -> None:
         """Keep the rates ``devices`` measured (those that measured one)."""
         with self._lock:

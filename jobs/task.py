@@ -26,6 +26,7 @@ from permenum.jobs.environment import TaskEnvironment
 from permenum.jobs.device_loop import DeviceLoop, DeviceReport, Spec
 from permenum.jobs.device_process import DeviceProcess
 from permenum.jobs.partial import ChunkLedger, OpenChunk, Partial
+from permenum.jobs.rate_hints import rate_key, read_rate_hints, record_rate_hints
 from permenum.jobs.schedule import DeviceState, RateBook, Scheduler, StopRule
 from permenum.jobs.solutions import write_solutions
 from permenum.jobs.stream import StreamedPartition
@@ -165,6 +166,8 @@ class _Attempt:
         self.scheduler = Scheduler([self._device_state(r, t) for r, t in zip(self.refs, self.targets)],
                                    StopRule(stop, options.max_seconds, self.t_start), rates=rates,
                                    on_drained=on_drained)
+        hints = read_rate_hints(layout)
+        self.scheduler.rates.seed({r.label: hints[self._rate_key(r)] for r in self.refs if self._rate_key(r) in hints})
         self.reports = [DeviceReport(0.0, 0.0, "", ())] * len(self.refs)  # each device's, as of its last chunk
         self.log = TaskLog(layout.task_log(partition), partition)
         self.loaded: _Loaded | None = None  # set before the scheduler opens
@@ -172,6 +175,9 @@ class _Attempt:
         # loads (last: nothing here may fail after it, as _count's threads are what answer them)
         self.remote = [DeviceProcess(self.spec(k), (options.only or range(len(self.refs)))[k]) if len(self.refs) > 1
                        else None for k in range(len(self.refs))]
+
+    def _rate_key(self, ref: DeviceRef) -> str:
+        return rate_key(ref.model, self.options.kernel, self.options.count_nodes)
 
     def _refine_target(self, ref: DeviceRef) -> int | None:
         """States per launch that fill ``ref`` where the partition is coarser than that (jobs.refine); None:
@@ -337,8 +343,19 @@ class _Attempt:
             origin=TaskEnvironment.read().origin, earlier=loaded.earlier, solutions_file=sealed)
         status = write_result(self.layout, record)
         self.log.write(f"done: {record.weighted} solutions, {sums.chunks} chunks, result {status}")
+        self._keep_rates()
         self.layout.checkpoint_file(self.partition).unlink(missing_ok=True)
         return TaskResult(record, status)
+
+
+    def _keep_rates(self) -> None:
+        """Leave the devices' measured rates for the run's next tasks (jobs.rate_hints); a failed write
+        costs them only their start, so it is logged, not raised."""
+        measured = {self._rate_key(r): d.rate for r, d in zip(self.refs, self.scheduler.devices) if d.launches and d.rate > 0}
+        try:
+            record_rate_hints(self.layout, measured)
+        except OSError as exc:
+            self.log.write(f"rates not kept for the next tasks: {exc}")
 
 
 def _kernels(devices: tuple[DeviceUse, ...]) -> str:

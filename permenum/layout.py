@@ -87,6 +87,11 @@ class RunLayout:
         return self.root / "ledger.parquet"
 
     @property
+    def rate_hints(self) -> Path:
+        """Each device model's measured rate, where a task's first chunks start (jobs.rate_hints)."""
+        return self.root / "rates.json"
+
+    @property
     def partial_ledger(self) -> Path:
         """The ledger of an unfinished run: its name says so, and no tool reads it for the total by mistake."""
         return self.root / "ledger.partial.parquet"
