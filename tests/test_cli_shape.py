@@ -27,9 +27,18 @@ def test_every_option_has_help_and_every_command_a_whole_summary() -> None:
     bare = [f"{c.name} {p.opts[0]}" for c in _commands() for p in c.params
             if isinstance(p, click.Option) and not p.hidden and not p.help]
     assert bare == []
-    listing = CliRunner().invoke(cli, ["--help"], terminal_width=80).output
-    commands = listing[listing.index("Commands:"):]
-    assert "..." not in commands and all(c.name in commands for c in COMMANDS)
+
+    def groups(group: click.Group, path: list[str]) -> list[tuple[list[str], click.Group]]:
+        """Every group's path from the top: a nested group (`cluster`) lists its commands' summaries too."""
+        nested = [(path + [n], c) for n, c in group.commands.items() if isinstance(c, click.Group)]
+        return [(path, group)] + [g for p, c in nested for g in groups(c, p)]
+
+    found = groups(cli, [])
+    assert len(found) > 1, "no nested group found to check"
+    for path, group in found:
+        listing = CliRunner().invoke(cli, [*path, "--help"], terminal_width=80).output
+        commands = listing[listing.index("Commands:"):]
+        assert "..." not in commands and all(name in commands for name in group.commands), (path, commands)
 
 
 def test_listed_choices_are_the_registries() -> None:

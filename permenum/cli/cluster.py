@@ -30,7 +30,7 @@ def cluster() -> None:
     """A private single-node SLURM cluster on this machine (munged, slurmctld, slurmd; needs root)."""
 
 
-@cluster.command(name="up")
+@cluster.command(name="up", short_help="Start the daemons; print the SLURM_CONF to export.")
 @_state_dir_option
 @click.option("--cpus", type=click.IntRange(min=1), default=None, help="CPUs the node offers (default: all of this machine's).")
 @click.option("--max-array-size", type=click.IntRange(min=1), default=1001, show_default=True,
@@ -46,7 +46,7 @@ def cluster_up(state_dir: str | None, cpus: int | None, max_array_size: int) -> 
     out.print(f"export SLURM_CONF={shlex.quote(str(info.conf_path))}", markup=False)
 
 
-@cluster.command(name="down")
+@cluster.command(name="down", short_help="Stop the daemons this state dir started.")
 @_state_dir_option
 def cluster_down(state_dir: str | None) -> None:
     """Stop the daemons this state dir started (by their recorded pids; nothing else is touched)."""
