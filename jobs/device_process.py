@@ -26,6 +26,7 @@ from typing import Any
 from permenum.errors import UserError
 from permenum.jobs.device_loop import DeviceLoop, DeviceReport, Handout, Spec
 from permenum.jobs.stream import StreamedPartition
+from permenum.kernel_cache import BUILDS
 from permenum.signals import STOP_SIGNALS
 
 #: What the child may ask of the parent's hand-out (the rest of Handout's methods, by name).
@@ -54,10 +55,13 @@ class _Remote:
         return lambda *args: self.call(name, *args)
 
 
-def _child(spec: Spec, conn: Connection) -> None:
-    """The device's process: open the device and build, wait for the partition's verified bytes, serve."""
+def _child(spec: Spec, conn: Connection, speaks: bool) -> None:
+    """The device's process: open the device and build, wait for the partition's verified bytes, serve
+    (``speaks``: this one says that kernels are being built, for the task)."""
     for sig in STOP_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
+    if not speaks:
+        BUILDS.silence()
     remote = _Remote(conn)
     try:
         from permenum.problems import get_problem
@@ -87,11 +91,11 @@ def _child(spec: Spec, conn: Connection) -> None:
 class DeviceProcess:
     """The task's end of one device's process: ``serve`` answers its requests until it is done."""
 
-    def __init__(self, spec: Spec, position: int) -> None:
+    def __init__(self, spec: Spec, position: int, speaks: bool = True) -> None:
         ctx = mp.get_context("spawn")  # a fresh interpreter: OpenCL state does not survive a fork
         self._conn, child_end = ctx.Pipe()
         child_spec = replace(spec, options=replace(spec.options, only=(position,)))
-        self._process = ctx.Process(target=_child, args=(child_spec, child_end), name=f"permenum-device-{position}")
+        self._process = ctx.Process(target=_child, args=(child_spec, child_end, speaks), name=f"permenum-device-{position}")
         self._process.start()  # while the task loads its partition
         child_end.close()
 

@@ -30,6 +30,7 @@ from permenum.jobs.claims import PartitionClaimed, claimed_elsewhere, left_to_ot
 from permenum.jobs.schedule import RateBook
 from permenum.jobs.task import TaskInterrupted, run_task
 from permenum.task_options import TaskOptions
+from permenum.kernel_cache import BUILDS
 from permenum.layout import RunLayout
 from permenum.records import check_verification_options, load_manifest, partition_scope, scan_results
 from permenum.solver.devices import select_devices
@@ -133,6 +134,8 @@ def _worker_process(layout: RunLayout, options: TaskOptions, worker: int, queue:
     whose run's process is gone (killed) takes nothing more and ends once its task does."""
     for sig in STOP_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
+    if worker:
+        BUILDS.silence()  # the first worker says it for the run
     for ref in select_devices(options.device, options.only):  # before its first partition is dealt
         device_context(ref)
     lock, ended = threading.Lock(), False

@@ -32,6 +32,7 @@ from permenum.jobs.solutions import write_solutions
 from permenum.jobs.stream import StreamedPartition
 from permenum.jobs.tasklog import TaskLog
 from permenum.errors import UserError
+from permenum.kernel_cache import BUILDS
 from permenum.layout import RunLayout
 from permenum.poolgen.write import read_partition
 from permenum.problems import Problem, get_problem
@@ -173,7 +174,8 @@ class _Attempt:
         self.loaded: _Loaded | None = None  # set before the scheduler opens
         # several devices: each in a process of its own, started now so that it opens while the partition
         # loads (last: nothing here may fail after it, as _count's threads are what answer them)
-        self.remote = [DeviceProcess(self.spec(k), (options.only or range(len(self.refs)))[k]) if len(self.refs) > 1
+        self.remote = [DeviceProcess(self.spec(k), (options.only or range(len(self.refs)))[k], speaks=k == 0 and not BUILDS.said)
+                       if len(self.refs) > 1
                        else None for k in range(len(self.refs))]
 
     def _rate_key(self, ref: DeviceRef) -> str:

@@ -44,7 +44,8 @@ def cache_hint(platform: str) -> str:
 
 
 class BuildNotice:
-    """Says once per process that kernels are being built, while the first slow build runs."""
+    """Says once per process (once per command: its other processes are silenced) that kernels are being
+    built, while the first slow build runs."""
 
     def __init__(self, write: Callable[[str], None] | None = None, after: float = NOTICE_AFTER) -> None:
         self.write = write or (lambda line: print(line, file=sys.stderr, flush=True))
@@ -64,6 +65,16 @@ class BuildNotice:
             yield
         finally:
             timer.cancel()
+
+    @property
+    def said(self) -> bool:
+        """Whether this process has said it (or was silenced): its device processes then stay silent too."""
+        return self._said.is_set()
+
+    def silence(self) -> None:
+        """Say nothing in this process: another process of the same command speaks for it (a run's second
+        worker, a task's second device process), so a node of 8 GPUs prints one line, not 8."""
+        self._said.set()
 
     def _say(self, what: str, device: str, platform: str) -> None:
         if self._said.is_set():

@@ -52,3 +52,19 @@ def test_a_first_command_on_an_empty_cache_says_it_builds(tmp_path: Path) -> Non
     assert first.stderr.count("building OpenCL kernel") == 1 and str(tmp_path / "kcache") in first.stderr
     second = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     assert "building OpenCL kernel" not in second.stderr and "total 92" in second.stdout
+
+
+def test_a_run_of_several_workers_says_it_once(tmp_path: Path) -> None:
+    """Every worker process builds its kernels on an empty cache; only the first says so (a node of 8 GPUs
+    would otherwise print 8 lines)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "POCL_CACHE_DIR": str(tmp_path / "kcache"), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    run = tmp_path / "run"
+    subprocess.run([sys.executable, "-m", "permenum.cli", "pool", "nqueens", "9", "-P", "4", "--out", str(run)],
+                   env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-m", "permenum.cli", "run", str(run), "--device", "cpu/2", "-w", "2"],
+                          env=env, capture_output=True, text=True, check=True)
+    assert done.stderr.count("building OpenCL kernel") == 1, done.stderr
