@@ -27,13 +27,40 @@ def _code_lines() -> list[str]:
     return [line.split("  #")[0].strip() for block in blocks for line in block.splitlines() if line.strip()]
 
 
+#: Where a shell line runs permenum: at its start, inside `$(...)` or after `;`, `&` or `|`, past variable
+#: assignments (`CUDA_VISIBLE_DEVICES=0`) and wrappers (`timeout -s USR1 3500`, `nohup`, `env`), never as part of
+#: a path or a name (`.venv/bin/permenum`, `permenum/cli/`, `permenum.total`).
+_INVOCATION = re.compile(r"(?:^|\$\(|[;&|]\s*)(?:\w+=\S*\s+)*"
+                         r"(?:(?:nohup|env|time|exec|timeout(?:\s+-\S+(?:\s+\w+)?)*\s+\d\S*)\s+)*"
+                         r"(permenum\s[^)`;&|]+)")
+
+
+def _invocations(text: str) -> list[str]:
+    """The permenum command lines one shell line (or backquoted span) runs."""
+    return [m.group(1).strip() for m in _INVOCATION.finditer(" ".join(text.split()))]
+
+
 def _command_lines() -> list[str]:
     """Every permenum command line the README quotes: in code blocks and in backquotes in the text."""
-    lines = [line for line in _code_lines() if line.startswith("permenum ")]
-    lines += re.findall(r"`\$\((permenum [^)`]+)\)", README.read_text())
-    inline = re.findall(r"`(permenum [^`|]+)`", README.read_text())  # a command named alone is a mention, not a line
+    lines = [command for line in _code_lines() for command in _invocations(line)]
+    prose = re.sub(r"```.*?```", "", README.read_text(), flags=re.S)
+    spans = [span for span in re.findall(r"`([^`]+)`", prose) if "\\|" not in span]  # `a\|b`: a table cell's choices
+    inline = [command for span in spans for command in _invocations(span)]
+    # a command named alone (`permenum task`) or with placeholders (`permenum run RUN`) is a mention, not a line
     lines += [m for m in inline if len(m.split()) > 2 and "RUN" not in m and "PROBLEM" not in m]
     return sorted(set(lines))
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ('eval "$(permenum cluster up)"', ["permenum cluster up"]),
+    ("timeout -s USR1 3500 permenum run q23 --device gpu", ["permenum run q23 --device gpu"]),
+    ("CUDA_VISIBLE_DEVICES=0 timeout 600 permenum run q12", ["permenum run q12"]),
+    ("permenum pool nqueens 8 --out q8 && permenum run q8", ["permenum pool nqueens 8 --out q8", "permenum run q8"]),
+    (".venv/bin/permenum", []), ("permenum/cli/<command>.py", []), ("permenum.total", []),
+    ("echo permenum run q12", []), ("grep permenum", []),
+])
+def test_invocations_are_found_behind_prefixes_and_only_there(text: str, found: list[str]) -> None:
+    assert _invocations(text) == found
 
 
 def test_the_readme_quotes_commands() -> None:
