@@ -11,6 +11,7 @@ gives each device's last chunk instead. One line a device, then the spread: busy
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -50,9 +51,27 @@ def main() -> None:
         end.update(ends)
     for label in sorted(busy):
         print(f"  {args.label} {label}: {parts[label]} partitions, busy {busy[label]:.2f} s, ended {end[label]:.2f} s")
+    if manifest.num_partitions <= 8:
+        timeline(layout, manifest.num_partitions, args.since, args.label)
     if busy:
         print(f"  {args.label} busy max/min {max(busy.values()) / max(min(busy.values()), 1e-9):.3f}, ends spread "
               f"{max(end.values()) - min(end.values()):.2f} s, kernel {kernel:.2f} s over {len(busy)} devices")
+
+
+def timeline(layout: RunLayout, partitions: int, since: float, label: str) -> None:
+    """Each partition's start, first chunk's end and done, in seconds since ``since``, from its task log's
+    stamps: what a command spends before its devices count (process starts, imports, contexts, loads)."""
+    for i in range(partitions):
+        path = layout.task_log(i)
+        if not path.exists():
+            continue
+        stamps = [(dt.datetime.fromisoformat(line.split(" ", 1)[0]).timestamp() - since, line)
+                  for line in path.read_text().splitlines() if line[:4].isdigit()]
+        first = next((t for t, line in stamps if "attempt" in line and "states, starting at" in line), None)
+        chunk = next((t for t, line in stamps if "into the attempt" in line), None)
+        done = next((t for t, line in stamps if "done:" in line), None)
+        fmt = lambda t: "-" if t is None else f"{t:.2f}"  # noqa: E731
+        print(f"  {label} partition {i}: loaded {fmt(first)} s, first chunk ended {fmt(chunk)} s, done {fmt(done)} s")
 
 
 if __name__ == "__main__":
