@@ -46,8 +46,9 @@ def _command_lines() -> list[str]:
     prose = re.sub(r"```.*?```", "", README.read_text(), flags=re.S)
     spans = [span for span in re.findall(r"`([^`]+)`", prose) if "\\|" not in span]  # `a\|b`: a table cell's choices
     inline = [command for span in spans for command in _invocations(span)]
-    # a command named alone (`permenum task`) or with placeholders (`permenum run RUN`) is a mention, not a line
-    lines += [m for m in inline if len(m.split()) > 2 and "RUN" not in m and "PROBLEM" not in m]
+    # a command named alone (`permenum task`) or with a placeholder in capitals (`permenum run RUN`,
+    # `permenum COMMAND --help`) is a mention, not a line
+    lines += [m for m in inline if len(m.split()) > 2 and not re.search(r"\b[A-Z][A-Z_]+\b", m)]
     return sorted(set(lines))
 
 
