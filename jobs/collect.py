@@ -73,6 +73,8 @@ COUNT = pa.decimal128(38, 0)
 #: SLURM ids are nullable int64 (null for a local run); the pandas metadata below makes pandas read them as
 #: Int64 rather than float with NaN.
 SLURM_ID = pa.int64()
+#: How pandas names the nullable dtype of each integer type a ledger column may hold nulls in.
+_PANDAS_NULLABLE = {pa.int32(): "Int32", pa.int64(): "Int64"}
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,9 @@ class Column:
     type: pa.DataType
     unit: str
     doc: str
+    #: An integer column with nulls in some rows, which pandas would read as float with NaN: the file's pandas
+    #: metadata names its nullable dtype (Int32, Int64) instead.
+    nullable_int: bool = False
 
 
 LEDGER_COLUMNS: tuple[Column, ...] = (
@@ -101,7 +106,8 @@ LEDGER_COLUMNS: tuple[Column, ...] = (
            "not counted)"),
     Column("estimated_nodes", pa.float64(), "nodes", "the pool's estimate of the partition's search nodes (Knuth "
            "probes; what --balance cost equalizes)"),
-    Column("attempt", pa.int32(), "", "the attempt whose result was accepted, 1 for the first"),
+    Column("attempt", pa.int32(), "", "the attempt whose result was accepted, 1 for the first; null where not "
+           "counted", nullable_int=True),
     Column("seconds_load", pa.float64(), "s", "reading and checking the partition's pool file"),
     Column("seconds_kernel", pa.float64(), "s", "device time counting (the sum over the devices' launches)"),
     Column("seconds_total", pa.float64(), "s", "the task from start to result, this attempt and those it resumed"),
@@ -111,9 +117,10 @@ LEDGER_COLUMNS: tuple[Column, ...] = (
     Column("site", pa.string(), "", "where it was counted: the SLURM cluster's name, else the host"),
     Column("verified_by", pa.string(), "", "the sites whose independent re-count (`verify`) agreed, "
            "comma-separated; null where none"),
-    Column("slurm_job_id", SLURM_ID, "", "SLURM job id of the task that wrote the result; null for a local run"),
-    Column("slurm_array_job_id", SLURM_ID, "", "its array job id; null for a local run"),
-    Column("slurm_array_task_id", SLURM_ID, "", "its array task index; null for a local run"),
+    Column("slurm_job_id", SLURM_ID, "", "SLURM job id of the task that wrote the result; null for a local run",
+           nullable_int=True),
+    Column("slurm_array_job_id", SLURM_ID, "", "its array job id; null for a local run", nullable_int=True),
+    Column("slurm_array_task_id", SLURM_ID, "", "its array task index; null for a local run", nullable_int=True),
     Column("kernel", pa.string(), "", "the kernel variant that counted"),
     Column("models", pa.string(), "", "device models that counted, comma-separated"),
     Column("platforms", pa.string(), "", "their OpenCL platforms"),
@@ -131,12 +138,13 @@ def _ledger_schema(problem_counts_classes: bool, with_nodes: bool) -> pa.Schema:
                       for c in LEDGER_COLUMNS if c.name not in left_out])
 
 
-#: pandas reads a nullable int64 column as float with NaN unless the file's pandas metadata names the
-#: Int64 dtype; pyarrow's to_pandas honours it (no pandas is needed to write it).
+#: pandas reads an integer column with nulls as float with NaN unless the file's pandas metadata names its
+#: nullable dtype (Int32, Int64); pyarrow's to_pandas honours it (no pandas is needed to write it).
 _PANDAS_METADATA = json.dumps({
     "index_columns": [], "column_indexes": [], "creator": {"library": "permenum"},
-    "columns": [{"name": c.name, "field_name": c.name, "pandas_type": "int64", "numpy_type": "Int64", "metadata": None}
-                for c in LEDGER_COLUMNS if c.type == SLURM_ID],
+    "columns": [{"name": c.name, "field_name": c.name, "pandas_type": str(c.type),
+                 "numpy_type": _PANDAS_NULLABLE[c.type], "metadata": None}
+                for c in LEDGER_COLUMNS if c.nullable_int],
 })
 
 

@@ -97,6 +97,9 @@ def test_collect_of_an_unfinished_run_is_partial(tmp_path: Path, cli) -> None:  
     assert table.schema.metadata[b"permenum.complete"] == b"false"
     assert table.column("counted").to_pylist() == [True] * 6 + [False] * 2
     assert table.column("solutions").to_pylist()[6:] == [None, None]
+    df = table.to_pandas()  # integers with nulls arrive as nullable integers, not float with NaN
+    assert str(df.attempt.dtype) == "Int32" and df.attempt.isna().tolist() == [False] * 6 + [True] * 2
+    assert str(df.slurm_job_id.dtype) == "Int64" and str(df.partition.dtype) == "int32"
     for i in (6, 7):
         cli("task", layout.root, "--shard", i, check=True)
     proc = cli("collect", layout.root, check=True)
