@@ -58,6 +58,7 @@ def test_a_multi_line_pyarrow_error_is_one_line(tmp_path: Path, cli) -> None:  #
     run_proc = cli("run", run, "--device", "cpu")
     failed = [line for line in run_proc.stderr.splitlines() if "partition 0 failed" in line]
     assert len(failed) == 1 and "does not parse" in failed[0] and "Deserializing" in failed[0]
+    assert f"next: `permenum status {run}` says why, then `permenum run {run}` again" in run_proc.stdout
 
 
 def test_run_on_a_read_only_run_directory_exits_74_naming_the_write(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]

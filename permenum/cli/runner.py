@@ -4,6 +4,7 @@ machine (`run`, `enumerate`, `verify`), print a collected run (`collect`, `enume
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -38,14 +39,16 @@ def open_device(device: str | None) -> None:
 
 
 def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", again: str = "",
-             prepare: Callable[[], None] = lambda: None, shards: list[int] | None = None) -> int:
+             prepare: Callable[[], None] = lambda: None, shards: list[int] | None = None, kept: bool = True) -> int:
     """Run the partitions without a result (of ``shards``; None: all) on this machine (``workers`` None: one
     worker per device group, every GPU used once); ``again`` is the command that resumes (default
-    `permenum run RUN`); ``prepare`` runs while the workers start (jobs.local.run_local)."""
+    `permenum run RUN`); ``prepare`` runs while the workers start (jobs.local.run_local). ``kept`` False: the
+    run directory is deleted afterwards (enumerate's temporary one), so no next step can name it."""
     from permenum.jobs.environment import StopRequest
     from permenum.jobs.local import run_local
     from permenum.jobs.task import EXIT_INTERRUPTED
 
+    again = again or f"permenum run {shlex.quote(str(layout.root))}"
     stop = StopRequest(lambda line: err.print(line))
     stop.around_device_start(lambda: open_device(options.device))
     summary = run_local(layout, workers, options, console=err, stop=stop.event, prepare=prepare, shards=shards)
@@ -54,11 +57,14 @@ def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", aga
     if summary.interrupted or summary.not_started:
         stopped = f"partitions {ranges(summary.interrupted)} checkpointed" if summary.interrupted else ""
         waiting = f"{ranges(summary.not_started)} not started" if summary.not_started else ""
-        err.print(f"interrupted: {'; '.join(x for x in (stopped, waiting) if x)}; run "
-                  f"`{again or f'permenum run {layout.root}'}` again to resume", markup=False)
+        err.print(f"interrupted: {'; '.join(x for x in (stopped, waiting) if x)}; run `{again}` again to resume",
+                  markup=False)
         return EXIT_INTERRUPTED
     for i, why in sorted(summary.failed.items()):
         err.print(f"[red]partition {i} failed:[/red] {why}")
+    if summary.failed and kept:  # a failed partition has no result, so running again counts it again
+        out.print(f"next: `permenum status {shlex.quote(str(layout.root))}` says why, then `{again}` again to retry "
+                  "the failed partitions", markup=False)
     return EXIT_INCOMPLETE if summary.failed or summary.claimed else 0  # claimed: another executor counts them
 
 
