@@ -28,6 +28,7 @@ from permenum.jobs.device_loop import DeviceLoop, DeviceReport, Handout, Spec
 from permenum.jobs.stream import StreamedPartition
 from permenum.kernel_cache import BUILDS
 from permenum.signals import STOP_SIGNALS
+from permenum.solver.devices import own_visibility, see_only
 
 #: What the child may ask of the parent's hand-out (the rest of Handout's methods, by name).
 _CALLS = ("claim", "open_chunk", "expected_seconds", "advance", "finish", "stopping", "log", "account")
@@ -55,11 +56,14 @@ class _Remote:
         return lambda *args: self.call(name, *args)
 
 
-def _child(spec: Spec, conn: Connection, speaks: bool) -> None:
+def _child(spec: Spec, conn: Connection, speaks: bool, visibility: tuple[str, str] | None) -> None:
     """The device's process: open the device and build, wait for the partition's verified bytes, serve
-    (``speaks``: this one says that kernels are being built, for the task)."""
+    (``speaks``: this one says that kernels are being built, for the task; ``visibility``: the one GPU it
+    is to see, solver.devices.own_visibility)."""
     for sig in STOP_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
+    if visibility is not None:
+        see_only(visibility)
     if not speaks:
         BUILDS.silence()
     remote = _Remote(conn)
@@ -94,8 +98,10 @@ class DeviceProcess:
     def __init__(self, spec: Spec, position: int, speaks: bool = True) -> None:
         ctx = mp.get_context("spawn")  # a fresh interpreter: OpenCL state does not survive a fork
         self._conn, child_end = ctx.Pipe()
-        child_spec = replace(spec, options=replace(spec.options, only=(position,)))
-        self._process = ctx.Process(target=_child, args=(child_spec, child_end, speaks), name=f"permenum-device-{position}")
+        visibility = own_visibility(spec.options.device, (position,))
+        child_spec = replace(spec, options=replace(spec.options, only=(0,) if visibility else (position,)))
+        self._process = ctx.Process(target=_child, args=(child_spec, child_end, speaks, visibility),
+                                    name=f"permenum-device-{position}")
         self._process.start()  # while the task loads its partition
         child_end.close()
 

@@ -33,7 +33,7 @@ from permenum.task_options import TaskOptions
 from permenum.kernel_cache import BUILDS
 from permenum.layout import RunLayout
 from permenum.records import check_verification_options, load_manifest, partition_scope, scan_results
-from permenum.solver.devices import select_devices
+from permenum.solver.devices import own_visibility, see_only, select_devices
 from permenum.solver.opencl import device_context
 from permenum.solver.registry import check_kernel
 
@@ -127,13 +127,16 @@ def _work(layout: RunLayout, options: TaskOptions, take: Callable[[], int | None
         t.join()
 
 
-def _worker_process(layout: RunLayout, options: TaskOptions, worker: int, queue: "mp.Queue[int | None]",
-                    events: "mp.Queue[tuple[str, int, object]]", stop: threading.Event) -> None:
+def _worker_process(layout: RunLayout, options: TaskOptions, visibility: tuple[str, str] | None, worker: int,
+                    queue: "mp.Queue[int | None]", events: "mp.Queue[tuple[str, int, object]]",
+                    stop: threading.Event) -> None:
     """One worker's process: its devices, its own interpreter (no other worker's host work holds its GIL),
     partitions taken from the run's queue. Signals go to the run's process, which sets ``stop``; a worker
     whose run's process is gone (killed) takes nothing more and ends once its task does."""
     for sig in STOP_SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
+    if visibility is not None:  # before OpenCL starts: only this worker's GPUs are initialized
+        see_only(visibility)
     if worker:
         BUILDS.silence()  # the first worker says it for the run
     for ref in select_devices(options.device, options.only):  # before its first partition is dealt
@@ -163,6 +166,13 @@ def _worker_process(layout: RunLayout, options: TaskOptions, worker: int, queue:
         events.cancel_join_thread()  # no reader left: exiting must not wait to flush its reports
 
 
+def _own_devices(options: TaskOptions, group: tuple[int, ...]) -> tuple[TaskOptions, tuple[str, str] | None]:
+    """A worker's options and what it is to see: its GPUs alone where they can be named so
+    (solver.devices.own_visibility), else the node's list, of which it takes positions ``group``."""
+    visibility = own_visibility(options.device, group)
+    return replace(options, only=tuple(range(len(group))) if visibility else group), visibility
+
+
 class _WorkerProcesses:
     """One process per device group, started at once so that each opens its devices while the run gets
     ready (`enumerate` writes its pool meanwhile); ``run`` then deals them the partitions."""
@@ -173,7 +183,7 @@ class _WorkerProcesses:
         self.events: mp.Queue[tuple[str, int, object]] = ctx.Queue()
         self.halt = ctx.Event()
         self.groups = groups
-        self.procs = [ctx.Process(target=_worker_process, args=(layout, replace(options, only=g), w, self.queue,
+        self.procs = [ctx.Process(target=_worker_process, args=(layout, *_own_devices(options, g), w, self.queue,
                                                                  self.events, self.halt), name=f"permenum-worker-{w}")
                       for w, g in enumerate(groups)]
         for p in self.procs:

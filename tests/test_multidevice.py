@@ -213,3 +213,16 @@ def test_a_device_process_that_fails_says_why_in_one_line() -> None:
     with pytest.raises(UserError, match="no-such-problem"):
         process.serve(None, lambda: None)  # type: ignore[arg-type]
     assert process._process.exitcode == 0  # ended on its own after telling
+
+
+def test_a_worker_sees_only_its_own_gpus() -> None:
+    """CUDA_VISIBLE_DEVICES for a worker's process (solver.devices.visible_subset): its GPUs named as the
+    node names them (SLURM's ordinals or UUIDs where CUDA_VISIBLE_DEVICES is set), else not narrowed."""
+    from permenum.solver.devices import visible_subset
+
+    assert visible_subset(None, 4, [2]) == "2"
+    assert visible_subset(None, 8, [1, 5]) == "1,5"
+    assert visible_subset("4,5,6,7", 4, [0, 3]) == "4,7"
+    assert visible_subset("GPU-aa, GPU-bb", 2, [1]) == "GPU-bb"
+    assert visible_subset("0,1", 4, [2]) is None  # the platform shows other GPUs than the variable names
+    assert visible_subset(None, 2, [2]) is None and visible_subset(None, 2, [1, 1]) is None
