@@ -60,7 +60,7 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
 
             check_kernel(problem, kernel, settings.resolved_symmetry)
         devices.result()
-        rc = run_here(run, workers, options, prepare=lambda: write_pool(run, settings))  # while workers start
+        rc = run_here(run, workers, options, prepare=lambda: write_pool(run, settings), kept=tmp is None)  # pool: while workers start
         if rc == 0:
             rc = print_collect(run, show_ledger=tmp is None)  # a temporary run is deleted below
         out.print(f"whole command: {time.perf_counter() - t0:.2f} s")
