@@ -8,6 +8,7 @@
 #   bash bench/gpu_multi.sh OUTDIR costas    Costas $CO (22) on 1 and G GPUs, N-Queens 21 (and Costas 21 with CO21=1) on one
 #                                            (whole command against kernel), ygch/n_queens N=$NQ on G GPUs
 #                                            (its source copied into .peer/ygch, built here with nvcc)
+#   bash bench/gpu_multi.sh OUTDIR peer      ygch/n_queens N=$NQ on G GPUs alone
 # Each row: wall seconds of the command, its total and check; then per-device busy seconds and end times
 # (bench/device_busy.py). Rows go to OUTDIR/table.txt, printed last.
 set -uo pipefail
@@ -63,11 +64,13 @@ elif [ "$what" = nqueens ]; then
     row "nqueens$NQ-run-P64" $t/r64 pe run $t/r64 --device gpu
     pe collect $t/r64 >> "$out/nqueens$NQ-run-P64.log" 2>&1
     grep -h -E "total|matches" "$out/nqueens$NQ-run-P64.log" | tail -2 | tee -a "$out/table.txt"
-else
+elif [ "$what" = costas ]; then
     row "nqueens21-1gpu" $t/q21 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum.cli enumerate nqueens 21 --device gpu --run-dir $t/q21"
     [ -n "${CO21:-}" ] && row "costas21-1gpu" $t/c21 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum.cli enumerate costas 21 --device gpu --run-dir $t/c21"
     row "costas$CO-1gpu" $t/c1 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum.cli enumerate costas $CO --device gpu --run-dir $t/c1"
     row "costas$CO-${G}gpu" $t/cG pe enumerate costas $CO --device gpu --run-dir $t/cG
+fi
+if [ "$what" = costas ] || [ "$what" = peer ]; then
     if [ -d .peer/ygch ]; then
         (cd .peer/ygch && nvcc -gencode arch=compute_90,code=sm_90 -allow-unsupported-compiler -O3 -Xcompiler -fopenmp \
             -D_USE_CONFIG2_ n_queens_cuda.cu n_queens.cpp utils.cpp main.cpp -o /tmp/ygch) > "$out/ygch-build.log" 2>&1
