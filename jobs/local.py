@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from permenum.checkpoints.progress import run_progress
-from permenum.errors import UserError
+from permenum.errors import UserError, one_line
 from permenum.signals import STOP_SIGNALS
 from permenum.jobs.claims import PartitionClaimed, claimed_elsewhere, left_to_others
 from permenum.jobs.schedule import RateBook
@@ -116,7 +116,7 @@ def _work(layout: RunLayout, options: TaskOptions, take: Callable[[], int | None
                 except PartitionClaimed as exc:
                     report("claimed", i, exc.holder)
                 except Exception as exc:  # one failed partition must not hide the others
-                    report("failed", i, f"{type(exc).__name__}: {exc}")
+                    report("failed", i, f"{type(exc).__name__}: {one_line(exc)}")
             finally:
                 give_turn()
 

@@ -19,8 +19,10 @@ least one with probability 1 - C(P-k, m) / C(P, m) (docs/DEVELOPMENT.md, "Trust 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import secrets
+import shutil
 import uuid
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -144,26 +146,45 @@ def create_verification(layout: RunLayout, request: Request) -> RunLayout:
                         "(N-Queens mirror or none pools have)")
     name = f"v-{uuid.uuid4().hex[:12]}"
     shadow = layout.verification(name)
+    made_dir = not layout.verifications_dir.exists()
     shadow.root.mkdir(parents=True)
-    entries = [replace(e, file=f"../../{e.file}") for e in manifest.partitions]  # the run's files, checked as ever
-    if request.reflect:
-        for p in partitions:
-            entries[p] = _write_reflected(layout, shadow, manifest, p)
-    write_manifest(shadow, replace(manifest, run_id=uuid.uuid4().hex, partitions=tuple(entries)))
-    write_verification_plan(shadow, VerificationPlan(name, manifest.run_id, partitions, kernel, request.device,
-                                                     request.count_nodes, seed, request.sample,
-                                                     TaskEnvironment.read().origin, reflected=request.reflect))
+    try:
+        entries = [replace(e, file=f"../../{e.file}") for e in manifest.partitions]  # the run's files, checked as ever
+        if request.reflect:
+            for p in partitions:
+                entries[p] = _write_reflected(layout, shadow, manifest, p)
+        write_manifest(shadow, replace(manifest, run_id=uuid.uuid4().hex, partitions=tuple(entries)))
+        write_verification_plan(shadow, VerificationPlan(name, manifest.run_id, partitions, kernel, request.device,
+                                                         request.count_nodes, seed, request.sample,
+                                                         TaskEnvironment.read().origin, reflected=request.reflect))
+    except BaseException:
+        _discard(layout, shadow, made_dir)
+        raise
     return shadow
+
+
+def _discard(layout: RunLayout, shadow: RunLayout, made_dir: bool) -> None:
+    """A verification that failed while being laid out leaves no planless ``verify/v-*``: its directory goes
+    (a fresh uuid's: only this call wrote in it), and ``verify/`` if this call made it and it is empty. The
+    error being raised is the one to show, not a failure to remove."""
+    shutil.rmtree(shadow.root, ignore_errors=True)
+    if made_dir:
+        with contextlib.suppress(OSError):
+            layout.verifications_dir.rmdir()
 
 
 def _write_reflected(layout: RunLayout, shadow: RunLayout, manifest: Manifest, partition: int) -> PartitionEntry:
     """Partition ``partition``'s mirror image in the verification's own pool (its entry: its own sha256)."""
     entry, problem = manifest.partition(partition), get_problem(manifest.problem)
-    table = pq.read_table(pa.BufferReader(read_partition(layout, entry)))
-    states = StateBatch.from_table(table, problem.mask_names)
+    stored = read_partition(layout, entry)  # checked against its sha256: what fails below is the file's content
+    try:
+        table = pq.read_table(pa.BufferReader(stored))
+        states, cost = StateBatch.from_table(table, problem.mask_names), table.column("est_cost").to_numpy()
+    except (pa.ArrowException, OSError, ValueError, LookupError) as exc:  # worded as jobs.stream words it
+        raise UserError(f"partition {partition} does not parse ({exc})") from exc
     image = problem.reflected(manifest.n, states, manifest.symmetry)
     assert image is not None, "create_verification checked the mode"
-    data, made = partition_bytes(shadow, partition, image, table.column("est_cost").to_numpy())
+    data, made = partition_bytes(shadow, partition, image, cost)
     shadow.pool_dir.mkdir(parents=True, exist_ok=True)
     write_new_file(shadow.partition_file(partition), data)
     return made

@@ -88,3 +88,74 @@ def test_submit_refuses_what_every_task_would_fail_on(tmp_path: Path, cli, args:
     proc = cli("submit", run, "--dry-run", *args)
     _one_line(proc, 2)
     assert said in proc.stderr
+
+
+def test_verify_reflect_of_a_partition_that_does_not_parse_is_one_line_and_leaves_no_verification(
+        tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """A counted partition whose file was damaged and its sha256 re-sealed (manifest and result): --reflect
+    reads it to write its mirror image; one line, exit 2, and no empty ``verify/v-*`` left behind."""
+    from permenum.records import read_result, write_result
+
+    run = tmp_path / "run"
+    cli("pool", "nqueens", 8, "--out", run, "-P", 2, "--symmetry", "mirror", check=True)
+    cli("run", run, "--device", "cpu", check=True)
+    layout = RunLayout(run)
+    manifest = load_manifest(layout)
+    path = layout.partition_file(0)
+    damaged = _multiline_damage(path.read_bytes())
+    path.write_bytes(damaged)
+    entry = dataclasses.replace(manifest.partitions[0], sha256=hashlib.sha256(damaged).hexdigest())
+    write_manifest(layout, dataclasses.replace(manifest, partitions=(entry, *manifest.partitions[1:])))
+    record = read_result(layout.result_file(0))
+    layout.result_file(0).unlink()
+    write_result(layout, dataclasses.replace(record, pool_sha256=entry.sha256))
+    proc = cli("verify", run, "--shards", "0-1", "--reflect", "-k", "skip-all")
+    _one_line(proc, 2)
+    assert "partition 0 does not parse" in proc.stderr and "Deserializing" in proc.stderr
+    assert not (run / "verify").exists()
+
+
+def _pyarrow_multi_line_error() -> OSError:
+    """pyarrow's own two-line OSError ("Couldn't deserialize thrift: ...\nDeserializing page header failed."),
+    raised by reading bytes damaged where only a page fails."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table({"x": list(range(1000))}), sink, compression="none")
+    try:
+        pq.read_table(pa.BufferReader(_multiline_damage(sink.getvalue().to_pybytes())))
+    except OSError as exc:
+        assert "\n" in str(exc).strip()
+        return exc
+    raise AssertionError("the damaged bytes parsed")
+
+
+def test_main_prints_a_multi_line_os_error_on_one_line(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """The last resort for an OSError nothing else caught (exit 74): still one line."""
+    from permenum.cli import app
+
+    def fails(**_: object) -> None:
+        raise _pyarrow_multi_line_error()
+
+    monkeypatch.setattr(app.cli, "main", fails)
+    monkeypatch.setattr("sys.argv", ["permenum", "status"])
+    with pytest.raises(SystemExit) as exited:
+        app.main()
+    stderr = capsys.readouterr().err
+    assert exited.value.code == 74 and stderr.startswith("error: ") and stderr.count("\n") == 1, stderr
+    assert "Deserializing page header failed." in stderr
+
+
+def test_a_worker_reports_a_multi_line_failure_on_one_line(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """What a local worker reports of a failed partition is printed as `partition N failed: ...`: one line."""
+    from permenum.jobs import local
+    from permenum.task_options import TaskOptions
+
+    def fails(*_: object, **__: object) -> None:
+        raise _pyarrow_multi_line_error()
+
+    monkeypatch.setattr(local, "run_task", fails)
+    todo, reports = [0], []
+    local._work(RunLayout(tmp_path), TaskOptions(), lambda: todo.pop() if todo else None, None,
+                lambda kind, i, detail: reports.append((kind, i, detail)))
+    ((kind, partition, why),) = reports
+    assert (kind, partition) == ("failed", 0) and "\n" not in why
+    assert why.startswith("OSError: Couldn't deserialize thrift") and "Deserializing page header failed." in why

@@ -24,7 +24,7 @@ from permenum.cli.status import status
 from permenum.cli.submit import resubmit, submit
 from permenum.cli.task import task
 from permenum.cli.verify import verify
-from permenum.errors import UserError
+from permenum.errors import UserError, one_line
 
 #: In the order a run meets them: `permenum --help` lists them so.
 COMMANDS = (pool, same_pool, run_cmd, enumerate, task, submit, status, resubmit, merge, collect_cmd, verify, report,
@@ -73,5 +73,5 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except OSError as exc:  # disk full, read-only, permissions: what the system said, on one line
         where = f": {exc.filename}" if exc.filename else ""
-        err.print(f"error: {exc.strerror or exc}{where}", soft_wrap=True, markup=False)
+        err.print(f"error: {one_line(f'{exc.strerror or exc}{where}')}", soft_wrap=True, markup=False)
         sys.exit(EXIT_OS)
