@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from permenum.atomic import quarantine, write_bytes_atomic, write_new_file
 from permenum.errors import UserError
 from permenum.jobs.claims import PartitionClaimed, claim
-from permenum.jobs.solutions import check_count, parse_solutions
+from permenum.jobs.solutions import check_count, parse_solutions, set_aside_solutions
 from permenum.jobs.verify import verifications
 from permenum.layout import RunLayout
 from permenum.lock import run_lock
@@ -122,6 +122,7 @@ def _land(layout: RunLayout, manifest: Manifest, record: ResultRecord, raw: byte
             here = _sound_here(layout, manifest, partition)
             if here is not None:
                 return _compare(layout, here, record, raw, arrays)
+            set_aside_solutions(layout, partition)  # a damaged result's, or an orphan: evidence, kept
             if arrays is not None:  # before the result that seals it, as a task writes them
                 layout.solutions_dir.mkdir(exist_ok=True)
                 write_bytes_atomic(layout.solutions_file(partition), arrays)

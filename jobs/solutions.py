@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from permenum.atomic import write_atomic
+from permenum.atomic import quarantine, write_atomic
 from permenum.errors import UserError, one_line
 from permenum.layout import RunLayout
 from permenum.records import ResultRecord, SolutionsSeal, load_manifest, scan_results, sound_result
@@ -50,8 +50,18 @@ def write_solutions(layout: RunLayout, partition: int, attempt: int, arrays: np.
         accepted = sound_result(layout, load_manifest(layout), partition)
     except UserError:
         accepted = None  # damaged: write_result moves it aside and accepts this attempt
+    if accepted is None:
+        set_aside_solutions(layout, partition)
     path = layout.solutions_file(partition) if accepted is None else layout.duplicate_solutions_file(partition, attempt)
     return write_arrays(path, arrays)
+
+
+def set_aside_solutions(layout: RunLayout, partition: int) -> None:
+    """Before a partition's solutions file is written where no sound result seals the one there (damaged, or
+    left by a task that died before its result): that one is moved aside, never overwritten (evidence)."""
+    path = layout.solutions_file(partition)
+    if path.exists():
+        quarantine(path)
 
 
 def read_solutions(path: Path, n: int, seal: SolutionsSeal | None = None) -> list[Array]:
@@ -115,10 +125,12 @@ def stored_arrays(layout: RunLayout, expand: bool) -> StoredArrays:
     manifest = load_manifest(layout)
     if not get_problem(manifest.problem).reports_solutions:
         raise UserError(f"`arrays` lists Costas arrays; {layout.root} is a {manifest.problem} run")
-    done = scan_results(layout, manifest).done
+    scan = scan_results(layout, manifest)
+    done = scan.done
     missing = [i for i in range(manifest.num_partitions) if i not in done]
     if missing:
-        raise UserError(f"partitions {compact_ranges(missing)} have no sound result yet: the list would be incomplete")
+        why = f" ({scan.damaged[min(scan.damaged)]})" if scan.damaged else ""
+        raise UserError(f"partitions {compact_ranges(missing)} have no sound result yet{why}: the list would be incomplete")
     found: set[Array] = set()
     bad: list[Array] = []
     for i in range(manifest.num_partitions):

@@ -21,6 +21,7 @@ from typing import Any
 from permenum.atomic import quarantine, write_json_atomic
 from permenum.errors import UserError
 from permenum.layout import RunLayout
+from permenum.sealed import read_sealed
 
 MANIFEST_FORMAT = "permenum-pool/3"  # 3: sealed (the sha256 of its own content); 2: N-Queens absolute masks
 RESULT_FORMAT = "permenum-result/3"  # 3: whole counts (Costas classes counted once); 2: sealed
@@ -486,9 +487,10 @@ def write_result(layout: RunLayout, record: ResultRecord) -> str:
     try:
         first = read_result(path)
         foreign = (first.run_id, first.partition, first.pool_sha256) != (record.run_id, record.partition, record.pool_sha256)
+        _check_solutions_seal(layout, first)
     except UserError:
         foreign = True
-    if foreign:  # damaged, or another run's or pool's: moved aside, never deleted; this one takes its place
+    if foreign:  # damaged (or its solutions file), or another run's or pool's: moved aside, never deleted
         try:
             quarantine(path)
         except FileNotFoundError:
@@ -532,13 +534,22 @@ def scan_results(layout: RunLayout, manifest: Manifest) -> ResultScan:
 
 
 def sound_result(layout: RunLayout, manifest: Manifest, partition: int) -> ResultRecord | None:
-    """The partition's verified result, None when it has none; UserError when its result is damaged."""
+    """The partition's verified result, None when it has none; UserError when its result is damaged, or the
+    solutions file it seals is (missing, cut, swapped: the result is then no evidence, and is counted again)."""
     path = layout.result_file(partition)
     if not path.exists():
         return None
     record = read_result(path)
     record.check_belongs(manifest, partition, path)
+    _check_solutions_seal(layout, record)
     return record
+
+
+def _check_solutions_seal(layout: RunLayout, record: ResultRecord) -> None:
+    """UserError where the solutions file ``record`` seals is missing or is not the one it sealed."""
+    if record.solutions_file is not None:
+        read_sealed(layout.solutions_file(record.partition), record.solutions_file.sha256,
+                    f"partition {record.partition}: ", "result")
 
 
 def attempts_so_far(layout: RunLayout, partition: int) -> int:

@@ -131,3 +131,19 @@ def test_a_forced_recount_never_replaces_the_sealed_file(run: RunLayout, cli) ->
     assert run.solutions_file(0).read_bytes() == before
     assert (run.results_dir / "duplicates" / "part-00000.attempt-2.solutions.parquet").exists()
     assert f"total {published('costas_total', 10)}" in cli("collect", run.root, check=True).stdout
+
+
+def test_a_damaged_solutions_file_makes_its_partition_counted_again(run: RunLayout, cli) -> None:  # type: ignore[no-untyped-def]
+    """A result whose solutions file fails its seal is no evidence: `status` says so, `collect` gives no total
+    and writes no ledger, `run` counts the partition again and keeps the damaged file aside."""
+    run.ledger.unlink(missing_ok=True)
+    arrays = read_solutions(run.solutions_file(1), 10)
+    write_arrays(run.solutions_file(1), np.array(arrays[1:], np.uint8).reshape(len(arrays) - 1, 10))
+    assert "does not match the result's seal" in cli("status", run.root).stdout
+    collect = cli("collect", run.root)
+    _one_line_refusal(collect)
+    assert "total" not in collect.stdout and not run.ledger.exists() and "counts them again" in collect.stderr
+    cli("run", run.root, "--device", "cpu", check=True)
+    assert len(list(run.solutions_dir.glob("part-00001.parquet.bad-*"))) == 1  # evidence, never overwritten
+    assert len(read_solutions(run.solutions_file(1), 10, read_result(run.result_file(1)).solutions_file)) == len(arrays)
+    assert f"total {published('costas_total', 10)}" in cli("collect", run.root, check=True).stdout
