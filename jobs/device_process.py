@@ -27,7 +27,7 @@ from permenum.errors import UserError
 from permenum.jobs.device_loop import DeviceLoop, DeviceReport, Handout, Spec
 from permenum.jobs.stream import StreamedPartition
 from permenum.kernel_cache import BUILDS
-from permenum.signals import STOP_SIGNALS
+from permenum.signals import STOP_SIGNALS, start_resource_tracker
 from permenum.solver.devices import own_visibility, see_only
 
 #: What the child may ask of the parent's hand-out (the rest of Handout's methods, by name).
@@ -96,6 +96,7 @@ class DeviceProcess:
     """The task's end of one device's process: ``serve`` answers its requests until it is done."""
 
     def __init__(self, spec: Spec, position: int, speaks: bool = True) -> None:
+        start_resource_tracker()
         ctx = mp.get_context("spawn")  # a fresh interpreter: OpenCL state does not survive a fork
         self._conn, child_end = ctx.Pipe()
         visibility = own_visibility(spec.options.device, (position,))

@@ -25,7 +25,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 
 from permenum.checkpoints.progress import run_progress
 from permenum.errors import UserError, one_line
-from permenum.signals import STOP_SIGNALS
+from permenum.signals import STOP_SIGNALS, start_resource_tracker
 from permenum.jobs.claims import PartitionClaimed, claimed_elsewhere, left_to_others
 from permenum.jobs.schedule import RateBook
 from permenum.jobs.task import TaskInterrupted, run_task
@@ -178,6 +178,7 @@ class _WorkerProcesses:
     ready (`enumerate` writes its pool meanwhile); ``run`` then deals them the partitions."""
 
     def __init__(self, layout: RunLayout, options: TaskOptions, groups: list[tuple[int, ...]]) -> None:
+        start_resource_tracker()
         ctx = mp.get_context("spawn")  # a fresh interpreter: OpenCL state does not survive a fork
         self.queue: mp.Queue[int | None] = ctx.Queue()
         self.events: mp.Queue[tuple[str, int, object]] = ctx.Queue()

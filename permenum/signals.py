@@ -19,3 +19,17 @@ def hold_stop_signals(signals: tuple[int, ...] = STOP_SIGNALS) -> None:
 
 def release_stop_signals(signals: tuple[int, ...] = STOP_SIGNALS) -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)
+
+
+def start_resource_tracker(signals: tuple[int, ...] = STOP_SIGNALS) -> None:
+    """Start multiprocessing's resource tracker (it tracks the semaphores of worker processes' queues) with the
+    stop signals blocked, a mask it keeps: a USR1 sent to the whole process group (`timeout -s USR1`, a
+    scheduler signalling every process of a job) killed it, and its relaunch printed a KeyError traceback for
+    every semaphore at the end of an otherwise clean stop. Before the first process is spawned."""
+    from multiprocessing import resource_tracker
+
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)

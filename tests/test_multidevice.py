@@ -226,3 +226,30 @@ def test_a_worker_sees_only_its_own_gpus() -> None:
     assert visible_subset("GPU-aa, GPU-bb", 2, [1]) == "GPU-bb"
     assert visible_subset("0,1", 4, [2]) is None  # the platform shows other GPUs than the variable names
     assert visible_subset(None, 2, [2]) is None and visible_subset(None, 2, [1, 1]) is None
+
+
+def test_a_stop_signal_to_the_whole_process_group_stops_cleanly(tmp_path: Path) -> None:
+    """USR1 to every process of the run (`timeout -s USR1`, a scheduler signalling a job's processes) reaches
+    the workers' queues' resource tracker too: it was killed, and its relaunch printed a KeyError traceback a
+    semaphore. Now the run stops with its checkpoints and says nothing else."""
+    import os
+    import signal
+    import time
+
+    from permenum.layout import RunLayout
+
+    run = tmp_path / "run"
+    subprocess.run([sys.executable, "-m", "permenum.cli", "pool", "nqueens", "17", "-P", "4", "--out", str(run)],
+                   check=True, capture_output=True)
+    proc = subprocess.Popen([sys.executable, "-m", "permenum.cli", "run", str(run), "--device", "cpu/2", "-w", "2",
+                             "--chunk-seconds", "0.5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    layout, deadline = RunLayout(run), time.monotonic() + 120
+    while not any(layout.logs_dir.glob("*.log")) if layout.logs_dir.exists() else True:
+        assert time.monotonic() < deadline and proc.poll() is None, "no task started"
+        time.sleep(0.05)
+    time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGUSR1)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode in (0, 75), err
+    assert "Traceback" not in err and "KeyError" not in err, err
