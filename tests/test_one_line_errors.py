@@ -159,3 +159,18 @@ def test_a_worker_reports_a_multi_line_failure_on_one_line(tmp_path: Path, monke
     ((kind, partition, why),) = reports
     assert (kind, partition) == ("failed", 0) and "\n" not in why
     assert why.startswith("OSError: Couldn't deserialize thrift") and "Deserializing page header failed." in why
+
+
+@pytest.mark.parametrize("args, said", [
+    (("--device", "bogus"), "unknown device 'bogus'"),
+    (("--kernel", "dfs"), "kernel 'dfs' has no symmetry 'edges'"),
+])
+def test_submit_names_a_bad_task_option_before_asking_slurm(tmp_path: Path, cli, args: tuple[str, ...], said: str) -> None:  # type: ignore[no-untyped-def]
+    """Where SLURM is unreachable (no scontrol on PATH), a bad --device or --kernel is still the error shown."""
+    run = tmp_path / "run"
+    cli("pool", "nqueens", 8, "--out", run, "-P", 2, check=True)
+    nowhere = tmp_path / "no-slurm"
+    nowhere.mkdir()
+    proc = cli("submit", run, *args, env={"PATH": str(nowhere)})
+    _one_line(proc, 2)
+    assert said in proc.stderr and "scontrol" not in proc.stderr

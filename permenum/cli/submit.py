@@ -33,17 +33,22 @@ def submit(run: str, throttle: int | None, gpus_per_task: int | None, time_limit
     The task options (--device, --kernel, --count-nodes, --chunk-seconds) are those of `permenum task`
     and `run`, written into the script, so `resubmit` (which reuses it) keeps them.
     """
-    from permenum.records import load_manifest
+    from permenum.records import check_verification_options, load_manifest
     from permenum.slurm import submit as sub
     from permenum.slurm.script import SbatchOptions
     from permenum.task_options import TaskOptions
 
     layout = existing_run(run)
-    chosen = shard_set(shards, load_manifest(layout))
+    manifest = load_manifest(layout)
+    chosen = shard_set(shards, manifest)
     options = SbatchOptions(throttle, gpus_per_task, time_limit, slurm_partition, account, tuple(sbatch_args),
                             signal_seconds, TaskOptions(device, kernel, count_nodes, chunk_seconds))
+    # what every task would fail on (a bad --device or --kernel) is refused before SLURM is asked anything:
+    # where SLURM is unreachable, its complaint would otherwise hide the user's mistake
+    check_verification_options(layout, kernel, device)
+    script = sub.render_script(layout, manifest, options)
     if dry_run:
-        click.echo(sub.render_script(layout, load_manifest(layout), options), nl=False)
+        click.echo(script, nl=False)
         err.print(f"dry run: nothing written or submitted (the script would be {layout.sbatch_script})")
         return
     with slurm_errors():
