@@ -11,6 +11,7 @@ done; it is written once (permenum.records).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -70,8 +71,8 @@ def run_task(layout: RunLayout, partition: int, options: TaskOptions | None = No
     ``options.max_seconds``, the task checkpoints and raises TaskInterrupted. ``on_chunk`` hears the
     number of states of every chunk counted (the local executor's progress); ``rates`` carries the
     devices' rates from task to task, ``on_drained`` hears that every device holds its last chunk (the
-    local executor's next task may start preparing). A failure is recorded
-    in ``logs/part-NNNNN.error.json`` before it propagates, so `status` can tell a failed partition
+    local executor's next task may start preparing). A failure is recorded in ``logs/part-NNNNN.error.json``
+    (where the run directory takes it) before it propagates, so `status` can tell a failed partition
     from one that never ran. The partition is claimed while it counts (jobs.claims): PartitionClaimed when
     another live task counts it, or when it has a sound result already and not ``force``.
     """
@@ -85,7 +86,9 @@ def run_task(layout: RunLayout, partition: int, options: TaskOptions | None = No
         raise
     except Exception as exc:
         if _is_partition(layout, partition):  # no error file for a partition the pool does not have
-            write_failure(layout, partition, exc, TaskEnvironment.read().origin)
+            # a directory that cannot take the record (read-only, full) must not hide the failure it records
+            with contextlib.suppress(OSError):
+                write_failure(layout, partition, exc, TaskEnvironment.read().origin)
         raise
 
 

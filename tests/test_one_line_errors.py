@@ -174,3 +174,20 @@ def test_submit_names_a_bad_task_option_before_asking_slurm(tmp_path: Path, cli,
     proc = cli("submit", run, *args, env={"PATH": str(nowhere)})
     _one_line(proc, 2)
     assert said in proc.stderr and "scontrol" not in proc.stderr
+
+
+def test_task_on_a_read_only_run_directory_names_the_claim_not_the_failure_record(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """The claim is the write that failed; the failure record the task then cannot write either must not
+    replace it."""
+    if not _mounts_allowed(tmp_path):
+        pytest.skip("needs mount (root): a read-only bind mount is the only read-only directory root cannot write")
+    run = tmp_path / "run"
+    cli("pool", "nqueens", 8, "--out", run, "-P", 3, check=True)
+    view = tmp_path / "shared"
+    with _mounted("--bind", str(run), target=view):
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(view)], check=True, capture_output=True)
+        proc = cli("task", view, "-i", 0, "--device", "cpu")
+        _one_line(proc, 74)
+        assert "Read-only file system (claiming partition 0)" in proc.stderr and str(view / "claims") in proc.stderr
+        assert "error.json" not in proc.stderr
+    assert not (run / "claims").exists() and not list((run / "logs").iterdir())
