@@ -62,7 +62,7 @@ def test_every_self_requeue_lifts_slurms_delay(slurm_cluster: cluster.ClusterInf
 @pytest.mark.slow
 def test_scancel_signal_kill_is_a_plain_cancel(slurm_cluster: cluster.ClusterInfo, tmp_path: Path,
                                                cli) -> None:  # type: ignore[no-untyped-def]
-    """What the README says of `scancel --signal=KILL`: TERM first, a checkpoint, stopped for good."""
+    """What docs/DEVELOPMENT.md says of `scancel --signal=KILL`: TERM first, a checkpoint, stopped for good."""
     layout, job = _submitted_and_checkpointed(cli, slurm_cluster, tmp_path / "kill")
     slurm(slurm_cluster, "scancel", "--signal=KILL", f"{job}_0")
     report = wait_idle(cli, slurm_cluster, layout.root)

@@ -314,3 +314,15 @@ def test_latest_submission_reads_only_what_permenum_wrote(tmp_path: Path) -> Non
                                   '{"job_id": 11, "array": "bad"}\n{"job_id": 12, "array": "0-1%2", "offset": 5}\n')
     assert latest_submission(layout) == {0: "7_0", 1: "7_1", 2: "9_2", 3: "7_3", 5: "12_0", 6: "12_1"}
     assert array_offsets(layout) == {7: 0, 9: 0, 11: 0, 12: 5}
+
+
+def test_a_command_run_to_outlive_term_survives_it_with_its_children() -> None:
+    """A requeue TERMs every process of the job, the `scontrol requeue` it runs about itself too: with
+    ``outlive_term`` the command and what it starts ignore TERM (a real shell TERMs itself and its child);
+    without, it dies of it and says so. The TERM goes to those pids only, not to this test's process group."""
+    from permenum.slurm.commands import SlurmCommandError, run
+
+    script = 'sleep 0.3 & kill -TERM $! $$; wait $!; echo "sleep exited $?"'
+    assert run(["sh", "-c", script], timeout=10, outlive_term=True) == "sleep exited 0\n"
+    with pytest.raises(SlurmCommandError, match=r"failed \(exit -15\)"):
+        run(["sh", "-c", script], timeout=10)
