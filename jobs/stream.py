@@ -15,8 +15,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from permenum.errors import UserError
+from permenum.errors import UserError, one_line
 from permenum.problems import StateBatch
+
+
+def does_not_parse(label: str, exc: BaseException) -> UserError:
+    """The one-line refusal of a partition file that matched its sha256 but is no pool Parquet (a pool
+    written wrongly, or damaged and re-sealed)."""
+    return UserError(f"{label} does not parse ({type(exc).__name__}: {one_line(exc)})")
 
 
 class StreamedPartition:
@@ -24,12 +30,15 @@ class StreamedPartition:
 
     def __init__(self, data: bytes, mask_names: tuple[str, ...], label: str):
         self.data = data  # for a device's process (jobs.device_process), which parses its own copy
-        self._file = pq.ParquetFile(pa.BufferReader(data))
         self._columns = [*mask_names, "prefix", "weight"]
         self._mask_names, self._label = mask_names, label
-        self.total = self._file.metadata.num_rows
-        names = self._file.schema_arrow.names
-        self.est_cost = self._file.read(columns=["est_cost"]).column(0).to_numpy() if "est_cost" in names else None
+        try:
+            self._file = pq.ParquetFile(pa.BufferReader(data))
+            self.total = self._file.metadata.num_rows
+            names = self._file.schema_arrow.names
+            self.est_cost = self._file.read(columns=["est_cost"]).column(0).to_numpy() if "est_cost" in names else None
+        except (pa.ArrowException, OSError, ValueError, KeyError) as exc:  # passed its checksum, yet cut or garbled
+            raise does_not_parse(label, exc) from exc
         self._parts: list[StateBatch] = []
         self._starts: list[int] = [0]  # first row of every parsed row group, then the end
         self._error: BaseException | None = None
@@ -58,7 +67,7 @@ class StreamedPartition:
         with self._ready:
             self._ready.wait_for(lambda: self._starts[-1] >= end or self._done)
             if self._error is not None:
-                raise UserError(f"{self._label} does not parse ({self._error})") from self._error
+                raise does_not_parse(self._label, self._error) from self._error
             if self._starts[-1] < end:
                 raise UserError(f"{self._label} holds {self._starts[-1]} states, its metadata says {self.total}")
             return list(self._parts), list(self._starts)

@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 from permenum.atomic import write_new_file
 from permenum.errors import UserError
 from permenum.jobs.environment import TaskEnvironment
+from permenum.jobs.stream import does_not_parse
 from permenum.layout import RunLayout
 from permenum.poolgen.write import partition_bytes, read_partition
 from permenum.problems import StateBatch, get_problem
@@ -180,8 +181,8 @@ def _write_reflected(layout: RunLayout, shadow: RunLayout, manifest: Manifest, p
     try:
         table = pq.read_table(pa.BufferReader(stored))
         states, cost = StateBatch.from_table(table, problem.mask_names), table.column("est_cost").to_numpy()
-    except (pa.ArrowException, OSError, ValueError, LookupError) as exc:  # worded as jobs.stream words it
-        raise UserError(f"partition {partition} does not parse ({exc})") from exc
+    except (pa.ArrowException, OSError, ValueError, LookupError) as exc:
+        raise does_not_parse(f"partition {partition}", exc) from exc
     image = problem.reflected(manifest.n, states, manifest.symmetry)
     assert image is not None, "create_verification checked the mode"
     data, made = partition_bytes(shadow, partition, image, cost)

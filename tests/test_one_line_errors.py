@@ -61,6 +61,22 @@ def test_a_multi_line_pyarrow_error_is_one_line(tmp_path: Path, cli) -> None:  #
     assert f"next: `permenum status {run}` says why, then `permenum run {run}` again" in run_proc.stdout
 
 
+def test_a_cut_partition_resealed_is_one_line(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """Cut short (no footer: pyarrow fails where the file is opened, not in a row group) and re-sealed."""
+    run = tmp_path / "run"
+    cli("pool", "nqueens", 10, "--out", run, "-P", 1, check=True)
+    layout = RunLayout(run)
+    manifest = load_manifest(layout)
+    path = layout.partition_file(0)
+    cut = path.read_bytes()[: path.stat().st_size // 2]
+    path.write_bytes(cut)
+    entry = dataclasses.replace(manifest.partitions[0], sha256=hashlib.sha256(cut).hexdigest())
+    write_manifest(layout, dataclasses.replace(manifest, partitions=(entry,)))
+    proc = cli("task", run, "--shard", 0, "--device", "cpu")
+    _one_line(proc, 2)
+    assert "partition 0 does not parse (ArrowInvalid: " in proc.stderr
+
+
 def test_run_on_a_read_only_run_directory_exits_74_naming_the_write(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     if not _mounts_allowed(tmp_path):
         pytest.skip("needs mount (root): a read-only bind mount is the only read-only directory root cannot write")
