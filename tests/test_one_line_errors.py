@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -13,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from permenum.layout import RunLayout
-from permenum.records import load_manifest, write_manifest
+from permenum.records import PartitionEntry, load_manifest, write_manifest
 from tests.test_integrity import _mounted, _mounts_allowed
 
 
@@ -41,17 +42,23 @@ def _multiline_damage(data: bytes) -> bytes:
     raise AssertionError("no flip gives a multi-line pyarrow error")
 
 
+def _reseal_partition(layout: RunLayout, damage: Callable[[bytes], bytes]) -> PartitionEntry:
+    """Partition 0's file damaged by ``damage`` and its sha256 re-sealed in the manifest (what a pool written
+    wrongly looks like: it passes its checksum, then does not parse); its new entry."""
+    manifest = load_manifest(layout)
+    path = layout.partition_file(0)
+    damaged = damage(path.read_bytes())
+    path.write_bytes(damaged)
+    entry = dataclasses.replace(manifest.partitions[0], sha256=hashlib.sha256(damaged).hexdigest())
+    write_manifest(layout, dataclasses.replace(manifest, partitions=(entry, *manifest.partitions[1:])))
+    return entry
+
+
 def test_a_multi_line_pyarrow_error_is_one_line(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     """A partition that matches its manifest's sha256 but does not parse (written damaged): one line."""
     run = tmp_path / "run"
     cli("pool", "nqueens", 10, "--out", run, "-P", 1, check=True)
-    layout = RunLayout(run)
-    manifest = load_manifest(layout)
-    path = layout.partition_file(0)
-    damaged = _multiline_damage(path.read_bytes())
-    path.write_bytes(damaged)
-    entry = dataclasses.replace(manifest.partitions[0], sha256=hashlib.sha256(damaged).hexdigest())
-    write_manifest(layout, dataclasses.replace(manifest, partitions=(entry,)))
+    _reseal_partition(RunLayout(run), _multiline_damage)
     proc = cli("task", run, "--shard", 0, "--device", "cpu")
     _one_line(proc, 2)
     assert "does not parse" in proc.stderr
@@ -65,19 +72,16 @@ def test_a_cut_partition_resealed_is_one_line(tmp_path: Path, cli) -> None:  # t
     """Cut short (no footer: pyarrow fails where the file is opened, not in a row group) and re-sealed."""
     run = tmp_path / "run"
     cli("pool", "nqueens", 10, "--out", run, "-P", 1, check=True)
-    layout = RunLayout(run)
-    manifest = load_manifest(layout)
-    path = layout.partition_file(0)
-    cut = path.read_bytes()[: path.stat().st_size // 2]
-    path.write_bytes(cut)
-    entry = dataclasses.replace(manifest.partitions[0], sha256=hashlib.sha256(cut).hexdigest())
-    write_manifest(layout, dataclasses.replace(manifest, partitions=(entry,)))
+    _reseal_partition(RunLayout(run), lambda data: data[: len(data) // 2])
     proc = cli("task", run, "--shard", 0, "--device", "cpu")
     _one_line(proc, 2)
     assert "partition 0 does not parse (ArrowInvalid: " in proc.stderr
 
 
-def test_run_on_a_read_only_run_directory_exits_74_naming_the_write(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("command", [("run",), ("task", "-i", "0")])
+def test_a_read_only_run_directory_exits_74_naming_the_write(tmp_path: Path, cli, command: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    """The claim is the write that failed: named, not a temporary file, nor the failure record the task then
+    cannot write either."""
     if not _mounts_allowed(tmp_path):
         pytest.skip("needs mount (root): a read-only bind mount is the only read-only directory root cannot write")
     run = tmp_path / "run"
@@ -85,11 +89,12 @@ def test_run_on_a_read_only_run_directory_exits_74_naming_the_write(tmp_path: Pa
     view = tmp_path / "shared"
     with _mounted("--bind", str(run), target=view):
         subprocess.run(["mount", "-o", "remount,ro,bind", str(view)], check=True, capture_output=True)
-        proc = cli("run", view, "--device", "cpu")
+        proc = cli(command[0], view, *command[1:], "--device", "cpu")
         _one_line(proc, 74)
         assert "Read-only file system (claiming partition 0)" in proc.stderr and str(view / "claims") in proc.stderr
-        assert ".tmp" not in proc.stderr
+        assert ".tmp" not in proc.stderr and "error.json" not in proc.stderr
     assert not (run / "claims").exists() and not (run / "results").exists()
+    assert not (run / "logs").exists() or not list((run / "logs").iterdir())
 
 
 @pytest.mark.parametrize("args, said", [
@@ -116,12 +121,7 @@ def test_verify_reflect_of_a_partition_that_does_not_parse_is_one_line_and_leave
     cli("pool", "nqueens", 8, "--out", run, "-P", 2, "--symmetry", "mirror", check=True)
     cli("run", run, "--device", "cpu", check=True)
     layout = RunLayout(run)
-    manifest = load_manifest(layout)
-    path = layout.partition_file(0)
-    damaged = _multiline_damage(path.read_bytes())
-    path.write_bytes(damaged)
-    entry = dataclasses.replace(manifest.partitions[0], sha256=hashlib.sha256(damaged).hexdigest())
-    write_manifest(layout, dataclasses.replace(manifest, partitions=(entry, *manifest.partitions[1:])))
+    entry = _reseal_partition(layout, _multiline_damage)
     record = read_result(layout.result_file(0))
     layout.result_file(0).unlink()
     write_result(layout, dataclasses.replace(record, pool_sha256=entry.sha256))
@@ -190,20 +190,3 @@ def test_submit_names_a_bad_task_option_before_asking_slurm(tmp_path: Path, cli,
     proc = cli("submit", run, *args, env={"PATH": str(nowhere)})
     _one_line(proc, 2)
     assert said in proc.stderr and "scontrol" not in proc.stderr
-
-
-def test_task_on_a_read_only_run_directory_names_the_claim_not_the_failure_record(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
-    """The claim is the write that failed; the failure record the task then cannot write either must not
-    replace it."""
-    if not _mounts_allowed(tmp_path):
-        pytest.skip("needs mount (root): a read-only bind mount is the only read-only directory root cannot write")
-    run = tmp_path / "run"
-    cli("pool", "nqueens", 8, "--out", run, "-P", 3, check=True)
-    view = tmp_path / "shared"
-    with _mounted("--bind", str(run), target=view):
-        subprocess.run(["mount", "-o", "remount,ro,bind", str(view)], check=True, capture_output=True)
-        proc = cli("task", view, "-i", 0, "--device", "cpu")
-        _one_line(proc, 74)
-        assert "Read-only file system (claiming partition 0)" in proc.stderr and str(view / "claims") in proc.stderr
-        assert "error.json" not in proc.stderr
-    assert not (run / "claims").exists() and not list((run / "logs").iterdir())
