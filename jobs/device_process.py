@@ -28,7 +28,7 @@ from permenum.jobs.device_loop import DeviceLoop, DeviceReport, Handout, Spec
 from permenum.jobs.stream import StreamedPartition
 from permenum.kernel_cache import BUILDS
 from permenum.signals import STOP_SIGNALS, start_resource_tracker
-from permenum.solver.devices import own_visibility, see_only
+from permenum.solver.devices import Visibility, check_seen, see_only
 
 #: What the child may ask of the parent's hand-out (the rest of Handout's methods, by name).
 _CALLS = ("claim", "open_chunk", "expected_seconds", "advance", "finish", "stopping", "log", "account")
@@ -56,7 +56,7 @@ class _Remote:
         return lambda *args: self.call(name, *args)
 
 
-def _child(spec: Spec, conn: Connection, speaks: bool, visibility: tuple[str, str] | None) -> None:
+def _child(spec: Spec, conn: Connection, speaks: bool, visibility: Visibility | None) -> None:
     """The device's process: open the device and build, wait for the partition's verified bytes, serve
     (``speaks``: this one says that kernels are being built, for the task; ``visibility``: the one GPU it
     is to see, solver.devices.own_visibility)."""
@@ -72,6 +72,8 @@ def _child(spec: Spec, conn: Connection, speaks: bool, visibility: tuple[str, st
         from permenum.solver.devices import select_devices
 
         [ref] = select_devices(spec.options.device, spec.options.only)
+        if visibility is not None:
+            check_seen(visibility, [ref])
         problem = get_problem(spec.problem)
         loop = DeviceLoop(ref, spec, problem, remote)  # type: ignore[arg-type]
         loop.build()
@@ -95,11 +97,12 @@ def _child(spec: Spec, conn: Connection, speaks: bool, visibility: tuple[str, st
 class DeviceProcess:
     """The task's end of one device's process: ``serve`` answers its requests until it is done."""
 
-    def __init__(self, spec: Spec, position: int, speaks: bool = True) -> None:
+    def __init__(self, spec: Spec, position: int, visibility: Visibility | None, speaks: bool = True) -> None:
+        """Start device ``position``'s process (``visibility``: what it is to see, solver.devices.own_visibility,
+        computed for every device before any is started)."""
         start_resource_tracker()
         ctx = mp.get_context("spawn")  # a fresh interpreter: OpenCL state does not survive a fork
         self._conn, child_end = ctx.Pipe()
-        visibility = own_visibility(spec.options.device, (position,))
         child_spec = replace(spec, options=replace(spec.options, only=(0,) if visibility else (position,)))
         self._process = ctx.Process(target=_child, args=(child_spec, child_end, speaks, visibility),
                                     name=f"permenum-device-{position}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import signal
+import sys
 import threading
 import time
 from collections import deque
@@ -33,7 +34,7 @@ from permenum.task_options import TaskOptions
 from permenum.kernel_cache import BUILDS
 from permenum.layout import RunLayout
 from permenum.records import check_verification_options, load_manifest, partition_scope, scan_results
-from permenum.solver.devices import own_visibility, see_only, select_devices
+from permenum.solver.devices import Visibility, check_seen, own_visibility, see_only, select_devices
 from permenum.solver.opencl import device_context
 from permenum.solver.registry import check_kernel
 
@@ -127,7 +128,7 @@ def _work(layout: RunLayout, options: TaskOptions, take: Callable[[], int | None
         t.join()
 
 
-def _worker_process(layout: RunLayout, options: TaskOptions, visibility: tuple[str, str] | None, worker: int,
+def _worker_process(layout: RunLayout, options: TaskOptions, visibility: Visibility | None, worker: int,
                     queue: "mp.Queue[int | None]", events: "mp.Queue[tuple[str, int, object]]",
                     stop: threading.Event) -> None:
     """One worker's process: its devices, its own interpreter (no other worker's host work holds its GIL),
@@ -139,8 +140,15 @@ def _worker_process(layout: RunLayout, options: TaskOptions, visibility: tuple[s
         see_only(visibility)
     if worker:
         BUILDS.silence()  # the first worker says it for the run
-    for ref in select_devices(options.device, options.only):  # before its first partition is dealt
-        device_context(ref)
+    try:
+        refs = select_devices(options.device, options.only)
+        if visibility is not None:
+            check_seen(visibility, refs)
+        for ref in refs:  # before its first partition is dealt
+            device_context(ref)
+    except UserError as exc:  # its partitions are failed by the run, which names this exit code
+        print(f"error: worker {worker}: {exc}", file=sys.stderr, flush=True)
+        sys.exit(2)
     lock, ended = threading.Lock(), False
     run = mp.parent_process()
 
@@ -166,7 +174,7 @@ def _worker_process(layout: RunLayout, options: TaskOptions, visibility: tuple[s
         events.cancel_join_thread()  # no reader left: exiting must not wait to flush its reports
 
 
-def _own_devices(options: TaskOptions, group: tuple[int, ...]) -> tuple[TaskOptions, tuple[str, str] | None]:
+def _own_devices(options: TaskOptions, group: tuple[int, ...]) -> tuple[TaskOptions, Visibility | None]:
     """A worker's options and what it is to see: its GPUs alone where they can be named so
     (solver.devices.own_visibility), else the node's list, of which it takes positions ``group``."""
     visibility = own_visibility(options.device, group)

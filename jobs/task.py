@@ -39,7 +39,7 @@ from permenum.poolgen.write import read_partition
 from permenum.problems import Problem, get_problem
 from permenum.records import (AttemptDevices, DeviceUse, Manifest, check_verification_options, PartitionEntry, ResultRecord, Seconds, attempts_so_far,
                               load_manifest, write_failure, write_result)
-from permenum.solver.devices import DeviceRef, select_devices
+from permenum.solver.devices import DeviceRef, own_visibility, select_devices
 from permenum.solver.opencl import device_lanes, first_chunk, min_chunk
 from permenum.task_options import TaskOptions
 
@@ -177,9 +177,18 @@ class _Attempt:
         self.loaded: _Loaded | None = None  # set before the scheduler opens
         # several devices: each in a process of its own, started now so that it opens while the partition
         # loads (last: nothing here may fail after it, as _count's threads are what answer them)
-        self.remote = [DeviceProcess(self.spec(k), (options.only or range(len(self.refs)))[k], speaks=k == 0 and not BUILDS.said)
-                       if len(self.refs) > 1
-                       else None for k in range(len(self.refs))]
+        self.remote = self._device_processes() if len(self.refs) > 1 else [None]
+
+    def _device_processes(self) -> list[DeviceProcess | None]:
+        """Each device's process, started after what may still fail (their visibilities); the first says
+        that kernels are being built, for the task (jobs.device_process)."""
+        positions = self.options.only or tuple(range(len(self.refs)))
+        seen = [own_visibility(self.options.device, (p,)) for p in positions]
+        speaks = not BUILDS.said
+        processes: list[DeviceProcess | None] = [DeviceProcess(self.spec(k), p, seen[k], speaks=speaks and k == 0)
+                                                 for k, p in enumerate(positions)]
+        BUILDS.silence()  # said by the first device's process, if at all
+        return processes
 
     def _rate_key(self, ref: DeviceRef) -> str:
         return rate_key(ref.model, self.options.kernel, self.options.count_nodes)
@@ -359,8 +368,8 @@ class _Attempt:
         measured = {self._rate_key(r): d.rate for r, d in zip(self.refs, self.scheduler.devices) if d.launches and d.rate > 0}
         try:
             record_rate_hints(self.layout, measured)
-        except OSError as exc:
-            self.log.write(f"rates not kept for the next tasks: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a hint: the result is written already
+            self.log.write(f"rates not kept for the next tasks: {type(exc).__name__}: {exc}")
 
 
 def _kernels(devices: tuple[DeviceUse, ...]) -> str:

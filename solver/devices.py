@@ -149,7 +149,17 @@ def _slurm_gpu_filter(refs: list[DeviceRef]) -> list[DeviceRef]:
     return [r for i, r in enumerate(refs) if i in wanted] or refs
 
 
-def own_visibility(spec: str | None, group: tuple[int, ...]) -> tuple[str, str] | None:
+@dataclass(frozen=True)
+class Visibility:
+    """What a process of its own is to see (own_visibility): its GPUs named for CUDA, their positions in the
+    node's list (for their labels), and their models (checked once it sees them: check_seen)."""
+
+    cuda_visible: str
+    positions: str
+    models: tuple[str, ...]
+
+
+def own_visibility(spec: str | None, group: tuple[int, ...]) -> Visibility | None:
     """What a process of its own that counts on the devices at positions ``group`` of ``spec``'s list is
     to see (see_only), so that it initializes only those GPUs: with every GPU visible, each worker process
     of a node started them all (on 4 H100 a worker's partition was loaded 3.5 s into `enumerate`, against
@@ -166,13 +176,22 @@ def own_visibility(spec: str | None, group: tuple[int, ...]) -> tuple[str, str] 
     count = len(cl.get_platforms()[chosen[0].platform_index].get_devices())
     visible = visible_subset(os.environ.get("CUDA_VISIBLE_DEVICES"), count, [r.device_index for r in chosen])
     shown = ",".join(str(r.device_index if r.shown_index is None else r.shown_index) for r in chosen)
-    return None if visible is None else (visible, shown)
+    return None if visible is None else Visibility(visible, shown, tuple(r.model for r in chosen))
 
 
-def see_only(visibility: tuple[str, str]) -> None:
+def see_only(visibility: Visibility) -> None:
     """In a process of its own, before OpenCL starts: see only the GPUs own_visibility named, labelled by
     their positions in the node's list."""
-    os.environ["CUDA_VISIBLE_DEVICES"], os.environ[SHOWN_INDICES] = visibility
+    os.environ["CUDA_VISIBLE_DEVICES"], os.environ[SHOWN_INDICES] = visibility.cuda_visible, visibility.positions
+
+
+def check_seen(visibility: Visibility, refs: list[DeviceRef]) -> None:
+    """UserError unless the process sees the GPUs it was to see: a driver that does not honour
+    CUDA_VISIBLE_DEVICES, or lists its GPUs in another order than CUDA's, is named, not guessed around."""
+    seen = tuple(r.model for r in refs)
+    if seen != visibility.models:
+        raise UserError(f"CUDA_VISIBLE_DEVICES={visibility.cuda_visible} showed {', '.join(seen) or 'no GPU'}, not "
+                        f"{', '.join(visibility.models)}: name the devices with --device PLATFORM:DEVICE")
 
 
 def visible_subset(visible: str | None, count: int, indices: list[int]) -> str | None:

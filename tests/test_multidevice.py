@@ -40,6 +40,9 @@ def test_two_sub_devices_count_exactly(tmp_path: Path, problem: str, n: int, ser
     layout = RunLayout(tmp_path / "run")
     write_pool(layout, PoolSettings(problem, n, 2, target_states=1 << 15))
     for i in range(2):
+        # each from a cold start: at the rates partition 0 left (jobs.rate_hints) the device ready first may
+        # count a partition this small alone while the other still builds (seen here under load)
+        layout.rate_hints.unlink(missing_ok=True)
         record = run_task(layout, i, TaskOptions(device="cpu/2", chunk_seconds=0.05)).record
         assert len(record.devices) == 2 and len({d.label for d in record.devices}) == 2
         assert record.kernel == CPU_DEFAULT[problem] and {d.kernel for d in record.devices} == {CPU_DEFAULT[problem]}
@@ -209,7 +212,7 @@ def test_a_device_process_that_fails_says_why_in_one_line() -> None:
     from permenum.jobs.device_loop import Spec
     from permenum.jobs.device_process import DeviceProcess
 
-    process = DeviceProcess(Spec("no-such-problem", 8, "none", TaskOptions(device="cpu/2"), None, time.perf_counter()), 1)
+    process = DeviceProcess(Spec("no-such-problem", 8, "none", TaskOptions(device="cpu/2"), None, time.perf_counter()), 1, None)
     with pytest.raises(UserError, match="no-such-problem"):
         process.serve(None, lambda: None)  # type: ignore[arg-type]
     assert process._process.exitcode == 0  # ended on its own after telling
@@ -251,5 +254,5 @@ def test_a_stop_signal_to_the_whole_process_group_stops_cleanly(tmp_path: Path) 
     time.sleep(0.5)
     os.killpg(proc.pid, signal.SIGUSR1)
     _, err = proc.communicate(timeout=300)
-    assert proc.returncode in (0, 75), err
+    assert proc.returncode == 75 and any(layout.checkpoints_dir.glob("*.ckpt")), err  # stopped, checkpointed
     assert "Traceback" not in err and "KeyError" not in err, err

@@ -40,3 +40,11 @@ def test_a_damaged_hint_file_is_ignored(tmp_path: Path) -> None:
     run_task(layout, 0)
     assert read_result(layout.result_file(0)).chunks > 1  # probed as if no file were there
     assert all(v > 0 for v in json.loads(layout.rate_hints.read_text()).values())  # and the file replaced
+
+
+def test_hints_past_a_float_or_nested_deep_are_ignored(tmp_path: Path) -> None:
+    layout = _pool(tmp_path / "run")
+    for junk in ('{"k|default|counts": 1' + "0" * 400 + "}", "[" * 100_000 + "]" * 100_000):
+        layout.rate_hints.write_text(junk)
+        assert read_rate_hints(layout) == {}
+    assert run_task(layout, 0).record.chunks > 1
