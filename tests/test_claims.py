@@ -4,6 +4,7 @@ a dead task's claim does not outlive it, and a partition finished meanwhile is n
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -77,6 +78,44 @@ def test_a_held_partition_is_left_to_its_holder_until_the_holder_dies(tmp_path: 
     again = cli("run", run, "--device", "cpu", check=True)  # kill -9 ended the claim with its holder
     assert "left to another" not in again.stderr
     assert f"total {published('nqueens_total', 8)} " in cli("collect", run, check=True).stdout
+
+
+_HOLD_THEN_FINISH = """
+import shutil, sys
+from permenum.jobs.claims import claim
+from permenum.layout import RunLayout
+layout = RunLayout(sys.argv[1])
+with claim(layout, int(sys.argv[2])):
+    print("held", flush=True)
+    sys.stdin.readline()
+    layout.results_dir.mkdir(exist_ok=True)
+    shutil.copy(sys.argv[3], layout.result_file(int(sys.argv[2])))  # its result, counted in a twin run
+"""
+
+
+def test_a_run_that_left_a_partition_to_another_exits_0_once_that_one_is_done(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """The other executor finished partition 1 while this run counted the rest: the run is complete."""
+    run, twin = tmp_path / "run", tmp_path / "twin"
+    cli("pool", "nqueens", 16, "--out", run, "-P", 3, check=True)
+    shutil.copytree(run, twin)
+    run_task(RunLayout(twin), 1, TaskOptions(device="cpu"))
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD_THEN_FINISH, str(run), "1",
+                               str(RunLayout(twin).result_file(1))], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdin is not None and holder.stdout.readline() == "held\n"
+    layout = RunLayout(run)
+    proc = subprocess.Popen([sys.executable, "-m", "permenum.cli", "run", str(run), "--device", "cpu"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not any(layout.claim_file(i).exists() and layout.claim_file(i).stat().st_size for i in (0, 2)):
+        assert time.monotonic() < deadline and proc.poll() is None, "the run never claimed a partition"
+        time.sleep(0.02)
+    holder.stdin.write("go\n")
+    holder.stdin.flush()
+    assert holder.wait(timeout=60) == 0
+    out, err = proc.communicate(timeout=300)
+    assert "partition 1 left to another executor" in err
+    assert proc.returncode == 0, err
+    assert f"total {published('nqueens_total', 16)} " in cli("collect", run, check=True).stdout
 
 
 @pytest.fixture

@@ -45,7 +45,7 @@ def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", aga
     `permenum run RUN`); ``prepare`` runs while the workers start (jobs.local.run_local). ``kept`` False: the
     run directory is deleted afterwards (enumerate's temporary one), so no next step can name it."""
     from permenum.jobs.environment import StopRequest
-    from permenum.jobs.local import run_local
+    from permenum.jobs.local import pending_partitions, run_local
     from permenum.jobs.task import EXIT_INTERRUPTED
 
     again = again or f"permenum run {shlex.quote(str(layout.root))}"
@@ -65,7 +65,10 @@ def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", aga
     if summary.failed and kept:  # a failed partition has no result, so running again counts it again
         out.print(f"next: `permenum status {shlex.quote(str(layout.root))}` says why, then `{again}` again to retry "
                   "the failed partitions", markup=False)
-    return EXIT_INCOMPLETE if summary.failed or summary.claimed else 0  # claimed: another executor counts them
+    if summary.failed:
+        return EXIT_INCOMPLETE
+    # left to another executor: done only if it has finished them by now
+    return EXIT_INCOMPLETE if set(summary.claimed) & set(pending_partitions(layout)) else 0
 
 
 def verified_line(v: "Verified") -> str:
