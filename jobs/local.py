@@ -277,8 +277,8 @@ def run_local(layout: RunLayout, workers: int | None = None, options: TaskOption
               console: Console | None = None, show_progress: bool = True, stop: threading.Event | None = None,
               prepare: Callable[[], None] = lambda: None, shards: list[int] | None = None) -> LocalRunSummary:
     """Run the pending partitions (of ``shards``, None: all) on ``workers`` device groups (worker_groups;
-    None: one per device); ``stop`` (set by a signal handler) ends each task after its chunk. ``prepare`` runs first, while the workers'
-    processes start and open their devices (`enumerate` writes its pool there: on 4 H100 the workers'
+    None: one per device); ``stop`` (set by a signal handler) ends each task after its chunk. ``prepare``
+    runs first, while the workers' processes start and open their devices (`enumerate` writes its pool there: on 4 H100 the workers'
     start, 1-2 s, is then off the command's critical path)."""
     options = options or TaskOptions()
     options.validate()

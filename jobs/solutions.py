@@ -126,15 +126,14 @@ def stored_arrays(layout: RunLayout, expand: bool) -> StoredArrays:
     if not get_problem(manifest.problem).reports_solutions:
         raise UserError(f"`arrays` lists Costas arrays; {layout.root} is a {manifest.problem} run")
     scan = scan_results(layout, manifest)
-    done = scan.done
-    missing = [i for i in range(manifest.num_partitions) if i not in done]
+    missing = [i for i in range(manifest.num_partitions) if i not in scan.done]
     if missing:
         why = f" ({scan.damaged[min(scan.damaged)]})" if scan.damaged else ""
         raise UserError(f"partitions {compact_ranges(missing)} have no sound result yet{why}: the list would be incomplete")
     found: set[Array] = set()
     bad: list[Array] = []
     for i in range(manifest.num_partitions):
-        for array in partition_arrays(layout, done[i]):
+        for array in partition_arrays(layout, scan.done[i]):
             if not is_costas(array):
                 bad.append(array)
             else:

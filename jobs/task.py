@@ -171,7 +171,7 @@ class _Attempt:
                                    StopRule(stop, options.max_seconds, self.t_start), rates=rates,
                                    on_drained=on_drained)
         hints = read_rate_hints(layout)
-        self.scheduler.rates.seed({r.label: hints[self._rate_key(r)] for r in self.refs if self._rate_key(r) in hints})
+        self.scheduler.rates.seed({r.label: hints[k] for r in self.refs if (k := self._rate_key(r)) in hints})
         self.reports = [DeviceReport(0.0, 0.0, "", ())] * len(self.refs)  # each device's, as of its last chunk
         self.log = TaskLog(layout.task_log(partition), partition)
         self.loaded: _Loaded | None = None  # set before the scheduler opens
@@ -360,7 +360,6 @@ class _Attempt:
         self._keep_rates()
         self.layout.checkpoint_file(self.partition).unlink(missing_ok=True)
         return TaskResult(record, status)
-
 
     def _keep_rates(self) -> None:
         """Leave the devices' measured rates for the run's next tasks (jobs.rate_hints); a failed write

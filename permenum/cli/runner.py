@@ -67,8 +67,8 @@ def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", aga
                   "the failed partitions", markup=False)
     if summary.failed:
         return EXIT_INCOMPLETE
-    # left to another executor: done only if it has finished them by now
-    return EXIT_INCOMPLETE if set(summary.claimed) & set(pending_partitions(layout)) else 0
+    # left to another executor: done only if it has finished them by now (one more scan, only then)
+    return EXIT_INCOMPLETE if summary.claimed and set(summary.claimed) & set(pending_partitions(layout)) else 0
 
 
 def verified_line(v: "Verified") -> str:
