@@ -17,7 +17,7 @@ import threading
 import time
 
 from permenum.jobs.search import Request, is_solution, search
-from permenum.solver.opencl import open_devices
+from permenum.solver.opencl import open_first
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -56,7 +56,7 @@ def main() -> None:
     ap.add_argument("--max-seconds", type=float, default=60.0, help="Per run; a run past it counts as not found.")
     ap.add_argument("--walks", type=int, default=None)
     a = ap.parse_args()
-    dev = open_devices(a.device)[0]
+    dev = open_first(a.device)
     print(f"device: {dev.ref.label}", flush=True)
     t0 = time.perf_counter()
     rows = [measure("costas", n, a.seeds, a.device, a.max_seconds, a.walks, a.first_seed) for n in a.costas]

@@ -25,8 +25,7 @@ from permenum.poolgen.cost import default_probes, estimate_costs
 from permenum.poolgen.generate import climb
 from permenum.poolgen.write import DEFAULT_FACTOR, PoolSettings
 from permenum.problems import Problem, StateBatch, get_problem
-from permenum.solver.devices import select_devices
-from permenum.solver.opencl import device_context, device_lanes
+from permenum.solver.opencl import device_lanes, open_first
 from permenum.solver.registry import make_solver, variant_for
 
 #: The small pools whose estimates project other sizes: states, and walks per state (their sums, not
@@ -108,8 +107,8 @@ def estimate(problem_name: str, n: int, device: str | None, sample_seconds: floa
     settings.validate()
     problem, symmetry = get_problem(problem_name), settings.resolved_symmetry
     states, costs = coarse_pool(problem, n, symmetry, settings.target, seed)
-    ref = select_devices(device)[0]
-    dev = device_context(ref)
+    dev = open_first(device)
+    ref = dev.ref
     solver = RefiningSolver(lambda depth: make_solver(problem.name, dev, n, depth, kernel, symmetry, False),
                             variant_for(problem.name, dev, kernel), problem, n, symmetry,
                             (problem.sample_states_per_lane or problem.states_per_lane) * device_lanes(ref),

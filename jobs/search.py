@@ -54,11 +54,11 @@ class Request:
 def search(request: Request, stop: threading.Event, run_id: str | None = None,
            progress: Callable[[str], None] | None = None) -> SearchResult:
     """Run one task's walks until a find, ``max_seconds`` or ``stop``; the result says which."""
-    from permenum.solver.opencl import open_devices
+    from permenum.solver.opencl import open_first
     from permenum.solver.search import SEARCHES
 
     t0 = time.perf_counter()
-    dev = open_devices(request.device)[0]
+    dev = open_first(request.device)
     searcher = SEARCHES[request.problem](dev, request.n, request.seed, request.walks)
     steps, kernel_seconds, last_note = searcher.first_steps, 0.0, t0
     while True:

@@ -263,8 +263,8 @@ def _select(spec: str | None) -> list[DeviceRef]:
     available = "; ".join(r.label for r in refs)
     if spec == "default":
         gpus = _slurm_gpu_filter([r for r in refs if r.is_gpu])
-        if gpus:
-            return gpus[:1]
+        if gpus:  # every GPU, as --help and the README say: `run` on a node of 4 used one of them
+            return gpus
         working = _usable([r for r in refs if _is_cpu(r)] or refs)
         if not working:
             raise UserError(f"no OpenCL device here builds kernels (tried: {available}); install Debian's pocl-opencl-icd")

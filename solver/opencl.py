@@ -91,9 +91,10 @@ def device_context(ref: DeviceRef) -> DeviceContext:
             return _contexts[key]
 
 
-def open_devices(spec: str | None) -> list[DeviceContext]:
-    """The devices ``spec`` names (solver.devices), their contexts made (the search's several walks)."""
-    return [device_context(ref) for ref in select_devices(spec)]
+def open_first(spec: str | None) -> DeviceContext:
+    """The first device ``spec`` names (solver.devices), its context made: a search's walks share one device,
+    and `estimate` samples on one; the default names every GPU, and the others would only cost contexts."""
+    return device_context(select_devices(spec)[0])
 
 
 def open_if_alone(spec: str | None) -> int:

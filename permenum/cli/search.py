@@ -31,10 +31,10 @@ def _stop_on_signals(device: str | None, stop: "StopRequest | None" = None) -> t
     """USR1/TERM/Ctrl-C stop the walks after their current launch (the device opened with the signals held;
     `search-task` gets the request main() installed before click parsed, so an early scancel counts too)."""
     from permenum.jobs.environment import StopRequest
-    from permenum.solver.opencl import open_devices
+    from permenum.solver.opencl import open_first
 
     stop = stop or StopRequest(lambda line: err.print(line, markup=False))
-    stop.around_device_start(lambda: open_devices(device))
+    stop.around_device_start(lambda: open_first(device))
     return stop.event
 
 
