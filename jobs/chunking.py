@@ -79,7 +79,8 @@ class Peer:
     busy: float = 0.0  # seconds until its chunk in flight ends (0: free now)
 
 
-def share_of_rest(remaining: float, own_rate: float, peers: list[Peer], floor: float = 1, unit: float = 1) -> float:
+def share_of_rest(remaining: float, own_rate: float, peers: list[Peer], floor: float = 1, unit: float = 1,
+                  own_busy: float = 0.0) -> float:
     """The most of the ``remaining`` unclaimed work one device of several may claim now (in the units
     of the rates: states, or a WorkIndex's estimated work).
 
@@ -88,28 +89,39 @@ def share_of_rest(remaining: float, own_rate: float, peers: list[Peer], floor: f
     would together have finished the rest, so devices finish together and a device 35x slower takes
     a sliver, never the task's end. (Without the in-flight chunks, the first of two GPUs to finish a
     chunk takes half of the rest, the other then half of what is left, and so on: many short launches,
-    each with its own tail.) A device whose own rate is not known takes an equal share; peers of
-    unknown rate (a CPU on its probe chunk) do not count. 0 means: leave the rest to the others; the
-    fastest device never gets 0 while states remain (the crumbs are its), so the rest is always taken.
-    A device does not leave less than its ``floor`` behind (a GPU launch of crumbs is all tail), one
-    below RETIRE_BELOW of its peers' rate gets 0, and a share below ``unit`` (one state) counts as 0.
+    each with its own tail.) The claimer's own chunk in flight counts too (``own_busy``: a chunk claimed
+    ahead begins when that one ends); one busy past T gets 0 and asks again when free. A device whose own
+    rate is not known takes an equal share; peers of unknown rate (a CPU on its probe chunk) do not count.
+    0 means: leave the rest to the others; the fastest device, free, never gets 0 while states remain (the
+    crumbs are its), so the rest is always taken. A device does not leave less than its ``floor`` behind (a
+    GPU launch of crumbs is all tail), one below RETIRE_BELOW of its peers' rate gets 0, and a share below
+    ``unit`` (one state) counts as 0.
     """
     if not peers:
         return remaining
     if own_rate <= 0:
         return remaining / (len(peers) + 1)
-    counted = sorted((p.busy, p.rate) for p in peers if p.rate > 0)
+    counted = [(p.busy, p.rate) for p in peers if p.rate > 0]
     if own_rate < RETIRE_BELOW * sum(r for _, r in counted):
         return 0
-    t, rate, left = 0.0, own_rate, float(remaining)
-    for busy, peer_rate in counted:  # T lies past each peer that frees up before the rest is done
-        if left <= rate * (busy - t):
-            break
-        left -= rate * max(busy - t, 0.0)
-        t, rate = max(t, busy), rate + peer_rate
-    share = min(own_rate * (t + left / rate), remaining)
+    end = _finish_time(remaining, [*counted, (own_busy, own_rate)])
+    share = min(own_rate * max(end - own_busy, 0.0), remaining)
     if share >= unit and remaining - share < floor:
         return remaining
     if share >= unit:
         return share
+    if own_busy > 0:
+        return 0
     return 0 if own_rate < max((r for _, r in counted), default=0.0) else remaining
+
+
+def _finish_time(remaining: float, devices: list[tuple[float, float]]) -> float:
+    """When ``devices`` (seconds until each is free, its rate), each working from then on, have done
+    ``remaining``: T lies past each device that frees up before the rest is done."""
+    t, rate, left = 0.0, 0.0, float(remaining)
+    for busy, device_rate in sorted(devices):
+        if rate > 0 and left <= rate * (busy - t):
+            break
+        left -= rate * max(busy - t, 0.0)
+        t, rate = max(t, busy), rate + device_rate
+    return t + left / rate

@@ -32,7 +32,7 @@ from permenum.task_options import TaskOptions
 class Handout(Protocol):
     """The task's scheduler as one device sees it (jobs.schedule.Scheduler, bound to the device)."""
 
-    def claim(self) -> tuple[int, int] | None: ...
+    def claim(self) -> tuple[int, int] | None: ...  # None: done, or (a chunk held) not yet
     def open_chunk(self, start: int) -> OpenChunk | None: ...
     def expected_seconds(self, start: int, end: int) -> float | None: ...
     def advance(self, start: int, end: int, depth: int, fine_total: int, fine_done: int, sums: Partial,
@@ -126,7 +126,9 @@ class DeviceLoop:
                             solver.builds if solver else ())
 
     def serve(self, states: StreamedPartition) -> None:
-        """Count chunks, each claimed, parsed and refined on another thread while the one before counts."""
+        """Count chunks, each claimed, parsed and refined on another thread while the one before counts (a
+        claim the scheduler deferred, the peers to take the rest before this chunk ends, is asked again
+        when it has)."""
         solver = self.solver or self.build()
         with ThreadPoolExecutor(1, thread_name_prefix="refine") as ahead:
             nxt = self._claim_ahead(solver, states, ahead)
@@ -135,7 +137,9 @@ class DeviceLoop:
                 ready = claim.ready.result()
                 nxt = self._claim_ahead(solver, states, ahead)
                 self._count_chunk(solver, claim, ready)
-                if nxt is not None and self.handout.stopping():
+                if nxt is None:
+                    nxt = self._claim_ahead(solver, states, ahead)
+                elif self.handout.stopping():
                     if nxt.ready.exception() is None:  # a chunk that failed to get ready does not fail the stop
                         solver.discard(nxt.ready.result().first)  # dropped: not in the checkpoint, counted on resume
                     break

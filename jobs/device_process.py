@@ -15,8 +15,6 @@ is gone finds its pipe closed and ends.
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import signal
 import threading
 from collections.abc import Callable
 from dataclasses import replace
@@ -24,11 +22,11 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from permenum.errors import UserError
+from permenum.jobs.children import ChildSetup, become_child, context
 from permenum.jobs.device_loop import DeviceLoop, DeviceReport, Handout, Spec
 from permenum.jobs.stream import StreamedPartition
 from permenum.kernel_cache import BUILDS
-from permenum.signals import STOP_SIGNALS, start_resource_tracker
-from permenum.solver.devices import Visibility, check_seen, see_only
+from permenum.solver.devices import Visibility, check_seen
 
 #: What the child may ask of the parent's hand-out (the rest of Handout's methods, by name).
 _CALLS = ("claim", "open_chunk", "expected_seconds", "advance", "finish", "stopping", "log", "account")
@@ -56,14 +54,11 @@ class _Remote:
         return lambda *args: self.call(name, *args)
 
 
-def _child(spec: Spec, conn: Connection, speaks: bool, visibility: Visibility | None) -> None:
+def _child(spec: Spec, conn: Connection, speaks: bool, setup: ChildSetup) -> None:
     """The device's process: open the device and build, wait for the partition's verified bytes, serve
-    (``speaks``: this one says that kernels are being built, for the task; ``visibility``: the one GPU it
-    is to see, solver.devices.own_visibility)."""
-    for sig in STOP_SIGNALS:
-        signal.signal(sig, signal.SIG_IGN)
-    if visibility is not None:
-        see_only(visibility)
+    (``speaks``: this one says that kernels are being built, for the task; ``setup``: the one GPU it is
+    to see, solver.devices.own_visibility, and the task's environment)."""
+    become_child(setup)
     if not speaks:
         BUILDS.silence()
     remote = _Remote(conn)
@@ -72,8 +67,8 @@ def _child(spec: Spec, conn: Connection, speaks: bool, visibility: Visibility | 
         from permenum.solver.devices import select_devices
 
         [ref] = select_devices(spec.options.device, spec.options.only)
-        if visibility is not None:
-            check_seen(visibility, [ref])
+        if setup.visibility is not None:
+            check_seen(setup.visibility, [ref])
         problem = get_problem(spec.problem)
         loop = DeviceLoop(ref, spec, problem, remote)  # type: ignore[arg-type]
         loop.build()
@@ -100,11 +95,10 @@ class DeviceProcess:
     def __init__(self, spec: Spec, position: int, visibility: Visibility | None, speaks: bool = True) -> None:
         """Start device ``position``'s process (``visibility``: what it is to see, solver.devices.own_visibility,
         computed for every device before any is started)."""
-        start_resource_tracker()
-        ctx = mp.get_context("spawn")  # a fresh interpreter: OpenCL state does not survive a fork
+        ctx = context()  # not a fork of the task's process: OpenCL state does not survive a fork
         self._conn, child_end = ctx.Pipe()
         child_spec = replace(spec, options=replace(spec.options, only=(0,) if visibility else (position,)))
-        self._process = ctx.Process(target=_child, args=(child_spec, child_end, speaks, visibility),
+        self._process = ctx.Process(target=_child, args=(child_spec, child_end, speaks, ChildSetup(visibility)),
                                     name=f"permenum-device-{position}")
         self._process.start()  # while the task loads its partition
         child_end.close()

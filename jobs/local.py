@@ -11,7 +11,6 @@ does not pay a process start each, and each task starts at the rates its predece
 from __future__ import annotations
 
 import multiprocessing as mp
-import signal
 import sys
 import threading
 import time
@@ -26,7 +25,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 
 from permenum.checkpoints.progress import run_progress
 from permenum.errors import UserError, one_line
-from permenum.signals import STOP_SIGNALS, start_resource_tracker
+from permenum.jobs.children import ChildSetup, become_child, context
 from permenum.jobs.claims import PartitionClaimed, claimed_elsewhere, left_to_others
 from permenum.jobs.schedule import RateBook
 from permenum.jobs.task import TaskInterrupted, run_task
@@ -34,7 +33,7 @@ from permenum.task_options import TaskOptions
 from permenum.kernel_cache import BUILDS
 from permenum.layout import RunLayout
 from permenum.records import check_verification_options, load_manifest, partition_scope, scan_results
-from permenum.solver.devices import Visibility, check_seen, own_visibility, see_only, select_devices
+from permenum.solver.devices import check_seen, own_visibility, select_devices
 from permenum.solver.opencl import device_context
 from permenum.solver.registry import check_kernel
 
@@ -65,7 +64,8 @@ def pending_partitions(layout: RunLayout) -> list[int]:
 PREPARED_AHEAD = 2
 
 #: What a worker tells the run: ("taken", partition, worker), ("chunk", partition, states), ("ran" |
-#: "interrupted", partition, None), ("failed", partition, why), ("claimed", partition, holder).
+#: "interrupted", partition, None), ("failed", partition, why), ("claimed", partition, holder); a worker's
+#: process says last ("ended", -1, worker), not relayed.
 Report = Callable[[str, int, object], None]
 
 
@@ -128,22 +128,19 @@ def _work(layout: RunLayout, options: TaskOptions, take: Callable[[], int | None
         t.join()
 
 
-def _worker_process(layout: RunLayout, options: TaskOptions, visibility: Visibility | None, worker: int,
+def _worker_process(layout: RunLayout, options: TaskOptions, setup: ChildSetup, worker: int,
                     queue: "mp.Queue[int | None]", events: "mp.Queue[tuple[str, int, object]]",
                     stop: threading.Event) -> None:
     """One worker's process: its devices, its own interpreter (no other worker's host work holds its GIL),
     partitions taken from the run's queue. Signals go to the run's process, which sets ``stop``; a worker
     whose run's process is gone (killed) takes nothing more and ends once its task does."""
-    for sig in STOP_SIGNALS:
-        signal.signal(sig, signal.SIG_IGN)
-    if visibility is not None:  # before OpenCL starts: only this worker's GPUs are initialized
-        see_only(visibility)
+    become_child(setup)  # before OpenCL starts: only this worker's GPUs are initialized
     if worker:
         BUILDS.silence()  # the first worker says it for the run
     try:
         refs = select_devices(options.device, options.only)
-        if visibility is not None:
-            check_seen(visibility, refs)
+        if setup.visibility is not None:
+            check_seen(setup.visibility, refs)
         for ref in refs:  # before its first partition is dealt
             device_context(ref)
     except UserError as exc:  # its partitions are failed by the run, which names this exit code
@@ -170,15 +167,16 @@ def _worker_process(layout: RunLayout, options: TaskOptions, visibility: Visibil
         return i
 
     _work(layout, options, take, stop, lambda kind, i, detail: events.put((kind, i, detail)))
+    events.put(("ended", -1, worker))
     if run is not None and not run.is_alive():
         events.cancel_join_thread()  # no reader left: exiting must not wait to flush its reports
 
 
-def _own_devices(options: TaskOptions, group: tuple[int, ...]) -> tuple[TaskOptions, Visibility | None]:
+def _own_devices(options: TaskOptions, group: tuple[int, ...]) -> tuple[TaskOptions, ChildSetup]:
     """A worker's options and what it is to see: its GPUs alone where they can be named so
     (solver.devices.own_visibility), else the node's list, of which it takes positions ``group``."""
     visibility = own_visibility(options.device, group)
-    return replace(options, only=tuple(range(len(group))) if visibility else group), visibility
+    return replace(options, only=tuple(range(len(group))) if visibility else group), ChildSetup(visibility)
 
 
 class _WorkerProcesses:
@@ -186,8 +184,7 @@ class _WorkerProcesses:
     ready (`enumerate` writes its pool meanwhile); ``run`` then deals them the partitions."""
 
     def __init__(self, layout: RunLayout, options: TaskOptions, groups: list[tuple[int, ...]]) -> None:
-        start_resource_tracker()
-        ctx = mp.get_context("spawn")  # a fresh interpreter: OpenCL state does not survive a fork
+        ctx = context()  # not a fork of this process: OpenCL state does not survive a fork
         self.queue: mp.Queue[int | None] = ctx.Queue()
         self.events: mp.Queue[tuple[str, int, object]] = ctx.Queue()
         self.halt = ctx.Event()
@@ -198,22 +195,28 @@ class _WorkerProcesses:
         for p in self.procs:
             p.start()
         self._dealt = False
+        self._done: set[int] = set()  # workers that said they take nothing more
 
     def run(self, todo: list[int], stop: threading.Event | None, report: Report) -> None:
         """Deal ``todo`` (largest estimated partitions first: the last ones taken are the smallest, so the
-        workers end together); relay the workers' reports and a stop request until every worker is done."""
+        workers end together); relay the workers' reports and a stop request until every worker is done
+        (has said so, or has died)."""
         self._deal(todo)
         taken: dict[int, int] = {}  # partition -> worker, until its outcome arrives
         ended: set[int] = set()  # partitions with an outcome
-        while True:
+        done = self._done  # workers that take nothing more
+        while len(done) < len(self.procs):
             if stop is not None and stop.is_set():
                 self.halt.set()
             try:
                 kind, i, detail = self.events.get(timeout=0.2)
             except Empty:
-                if any(p.is_alive() for p in self.procs):
+                if any(p.is_alive() for w, p in enumerate(self.procs) if w not in done):
                     continue
                 break
+            if kind == "ended":
+                done.add(int(detail))  # type: ignore[call-overload]
+                continue
             if kind == "taken":
                 taken[i] = int(detail)  # type: ignore[call-overload]
                 continue
@@ -232,11 +235,14 @@ class _WorkerProcesses:
                     report("failed", i, why)
 
     def close(self) -> None:
-        """End the workers (at once where they were dealt nothing: the run failed before it began)."""
+        """End the workers (at once where they were dealt nothing: the run failed before it began). One that
+        said it is done is not waited for: its reports are in, and its exit (its devices' teardown) may
+        overlap the run's collect; multiprocessing joins it at the latest when this process exits."""
         self._deal([])
         self.halt.set()
-        for p in self.procs:
-            p.join()
+        for w, p in enumerate(self.procs):
+            if w not in self._done:
+                p.join()
 
     def _deal(self, todo: list[int]) -> None:
         if not self._dealt:

@@ -1,9 +1,10 @@
 """Which device of a task counts which states next: chunks handed out over one partition to several devices.
 
-Each device claims its next chunk when it is free. The chunk is the smallest of: its time bound (the
-device's ChunkSizer), half its PHACT share of the unclaimed work (jobs.chunking.share_of_rest, in the
-pool's estimated work, with every peer's chunk in flight accounted for; FACTOR says why half), and -- until every device
-has a measured rate -- its first-chunk size, so no device runs ahead alone. A stop request is
+Each device claims its next chunk while it counts the one before (jobs.device_loop refines it meanwhile).
+The chunk is the smallest of: its time bound (the device's ChunkSizer), half its PHACT share of the
+unclaimed work (jobs.chunking.share_of_rest, in the pool's estimated work, with every device's chunk in
+flight accounted for, its own too; FACTOR says why half), and -- until every device has a measured
+rate -- its first-chunk size, so no device runs ahead alone. A stop request is
 honoured by a device once it has done a launch in this attempt (a chunk, or a slice of a refined
 chunk: jobs.refine): a partition whose every restart is signalled at once (SLURM may signal up to a
 minute early) still advances.
@@ -47,7 +48,8 @@ class DeviceState:
     slice_rate: float = 0.0
     states: int = 0  # counted in this attempt
     launches: int = 0  # chunks and slices of chunks counted in this attempt
-    in_flight: float = 0.0  # estimated work of the chunks it holds: the one it runs, and one claimed ahead
+    held: int = 0  # chunks claimed and not finished: the one it runs, and one claimed ahead
+    in_flight: float = 0.0  # their estimated work
     since: float = 0.0  # when the chunk it runs now began (the scheduler's clock)
 
     def expected_rate(self, devices: list["DeviceState"]) -> float:
@@ -158,19 +160,25 @@ class Scheduler:
         return sum(d.launches for d in self.devices) > 0
 
     def claim(self, k: int) -> tuple[int, int] | None:
-        """Device ``k``'s next chunk of states, or None: it is done (and leaves the hand-out)."""
+        """Device ``k``'s next chunk of states, or None: it is done (and leaves the hand-out) -- unless it
+        still holds a chunk and its peers are to take the rest before that chunk ends (share_of_rest): it
+        then asks again when free."""
         ledger, work = self._opened_ledger()
         with self.lock:
             d, now = self.devices[k], self.clock()
             size = self._chunk_size(k, now)
-            claimed = ledger.claim(size) if size > 0 and not self.failed and not self._stopping(d, now) else None
+            going = not self.failed and not self._stopping(d, now)
+            if size == 0 and going and d.held and ledger.remaining_unclaimed() > 0:
+                return None
+            claimed = ledger.claim(size) if size > 0 and going else None
             if claimed is None:
                 # leave under the same lock: a slower device deciding at this moment must not count
                 # on this one to take the tail (both would quit, the task stopped short)
                 self._leave(k)
                 return None
-            if not d.in_flight:  # a chunk claimed ahead (jobs.task) begins when the one before ends
+            if not d.held:  # a chunk claimed ahead (jobs.device_loop) begins when the one before ends
                 d.since = now
+            d.held += 1
             d.in_flight += work.between(*claimed)
             return claimed
 
@@ -219,7 +227,8 @@ class Scheduler:
             measured = work.between(start, end) * share / max(kernel_seconds, 1e-9)
             d.rate = measured if d.rate == 0 else 0.5 * (d.rate + measured)
             d.states += end - start
-            d.in_flight = max(d.in_flight - work.between(start, end), 0.0)  # the chunk claimed ahead, if any
+            d.held = max(d.held - 1, 0)
+            d.in_flight = max(d.in_flight - work.between(start, end), 0.0) if d.held else 0.0  # the one claimed ahead
             d.since = self.clock()
             ledger.finish(start, end, sums)
             if ledger.complete:
@@ -259,7 +268,8 @@ class Scheduler:
         peers = [self.devices[j].as_peer(self.devices, now) for j in self._active if j != k]
         floor = work.between(ledger.cursor, min(ledger.cursor + d.sizer.floor, ledger.total))
         unit = work.between(ledger.cursor, min(ledger.cursor + 1, ledger.total))
-        share = share_of_rest(rest, d.expected_rate(self.devices), peers, floor, unit)
+        own_busy = d.as_peer(self.devices, now).busy  # a chunk claimed ahead begins when its chunk in flight ends
+        share = share_of_rest(rest, d.expected_rate(self.devices), peers, floor, unit, own_busy)
         if peers and share < rest:
             share = max(FACTOR * share, min(floor, share))
         size = min(d.sizer.next(max(remaining, 1)),

@@ -188,10 +188,15 @@ def test_a_killed_run_leaves_no_worker_behind(tmp_path: Path) -> None:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
     deadline = time.monotonic() + 60
     workers: list[str] = []
+
+
+    def children(pid: int | str) -> list[tuple[str, str]]:
+        listed = subprocess.run(["ps", "-ww", "-o", "pid=,cmd=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+        return [(line.split()[0], line) for line in listed.splitlines()]
+
     while len(workers) < 2 and time.monotonic() < deadline:
-        time.sleep(0.2)
-        listed = subprocess.run(["ps", "-ww", "-o", "pid=,cmd=", "--ppid", str(proc.pid)], capture_output=True, text=True).stdout
-        workers = [line.split()[0] for line in listed.splitlines() if "spawn_main" in line]
+        time.sleep(0.2)  # the workers are forked by the run's fork server (jobs.children)
+        workers = [w for server, cmd in children(proc.pid) if "forkserver" in cmd for w, _ in children(server)]
     assert len(workers) == 2, "the run started its two workers"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()

@@ -31,30 +31,41 @@ def _scheduler(rates: list[float], total: int, stop: threading.Event | None = No
     return scheduler, clock
 
 
-def _simulate(scheduler: Scheduler, clock: Clock, rates: list[float],
-              costs: np.ndarray) -> tuple[list[tuple[int, int, int]], list[float]]:
-    """Every device claims when free; a chunk of work w takes w / rate seconds. Returns the chunks and
-    each device's last finish time."""
+def _simulate(scheduler: Scheduler, clock: Clock, rates: list[float], costs: np.ndarray,
+              ahead: bool = False) -> tuple[list[tuple[int, int, int]], list[float]]:
+    """Every device claims when free -- and, with ``ahead``, its next chunk as it starts one, as
+    jobs.device_loop does (a deferred claim is asked again when it is free); a chunk of work w takes
+    w / rate seconds. Returns the chunks and each device's last finish time."""
     cum = np.concatenate([[0.0], np.cumsum(costs)])
     events: list[tuple[float, int, int, int]] = []
     chunks: list[tuple[int, int, int]] = []
     ends = [0.0] * len(rates)
+    queued: dict[int, tuple[int, int] | None] = {}
 
-    def claim(k: int) -> None:
+    def start(k: int, chunk: tuple[int, int]) -> None:
+        begin = max([clock.now] + [t for t, j, _, _ in events if j == k])
+        heapq.heappush(events, (begin + (cum[chunk[1]] - cum[chunk[0]]) / rates[k], k, *chunk))
+        chunks.append((k, *chunk))
+        if ahead:
+            queued[k] = scheduler.claim(k)
+
+    def take(k: int) -> None:  # device k is free
         got = scheduler.claim(k)
         if got is not None:
-            start, end = got
-            heapq.heappush(events, (clock.now + (cum[end] - cum[start]) / rates[k], k, start, end))
-            chunks.append((k, start, end))
+            start(k, got)
 
     for k in range(len(rates)):
-        claim(k)
+        take(k)
     while events:
-        t, k, start, end = heapq.heappop(events)
+        t, k, start_, end = heapq.heappop(events)
         clock.now = ends[k] = t
-        scheduler.finish(k, start, end, Partial(end - start, end - start, None, None, t, None, 1),
-                         (cum[end] - cum[start]) / rates[k])
-        claim(k)
+        scheduler.finish(k, start_, end, Partial(end - start_, end - start_, None, None, t, None, 1),
+                         (cum[end] - cum[start_]) / rates[k])
+        nxt = queued.pop(k, None)
+        if nxt is not None:
+            start(k, nxt)
+        else:
+            take(k)
     return chunks, ends
 
 
@@ -237,12 +248,14 @@ def test_a_resumed_chunk_is_refined_to_the_same_fine_states(symmetry: str) -> No
     assert kinds == {"ChildBatch", "StateBatch"}  # both kinds of fine states occur
 
 
+@pytest.mark.parametrize("ahead", [False, True])
 @pytest.mark.parametrize("devices", [2, 4, 8])
-def test_devices_end_together_when_the_estimates_are_off(devices: int) -> None:
+def test_devices_end_together_when_the_estimates_are_off(devices: int, ahead: bool) -> None:
     """The pool's estimates are samples, not costs: with the true cost of every run of 20 neighbouring
     states (a subtree) off by one log-normal factor (sigma 0.7: 2x heavier or lighter than estimated is
     common), chunks that shrink toward the end keep the devices' ends within 5% of the ideal (with whole
-    PHACT shares: 7-25% past it)."""
+    PHACT shares: 7-25% past it). Claimed ahead, a chunk waits for the one its device counts: its share
+    counts that wait (without it, 12-24% past the ideal on 2, 4 and 8 devices)."""
     rng = np.random.default_rng(7)
     total = 4000
     estimates = rng.uniform(0.5, 1.5, total)
@@ -252,7 +265,7 @@ def test_devices_end_together_when_the_estimates_are_off(devices: int) -> None:
     states = [DeviceState(f"dev{k}", True, ChunkSizer(1e9, 40, 1), 40) for k in range(devices)]
     scheduler = Scheduler(states, StopRule(threading.Event()), clock)
     scheduler.open(ChunkLedger(total, 0, Partial(classes=None, nodes=None, solutions=None), {}), WorkIndex(estimates, total))
-    chunks, ends = _simulate(scheduler, clock, rates, true)
+    chunks, ends = _simulate(scheduler, clock, rates, true, ahead)
     assert sorted(s for _, s, _ in chunks)[0] == 0 and scheduler.ledger is not None and scheduler.ledger.complete
     ideal = true.sum() / sum(rates)
     assert max(ends) < 1.05 * ideal, (max(ends), ideal)

@@ -34,12 +34,14 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
     """
     from concurrent.futures import ThreadPoolExecutor
 
+    from permenum.jobs.children import start_early
     from permenum.poolgen.write import PoolSettings, write_pool
     from permenum.solver.devices import select_devices
     from permenum.solver.opencl import open_if_alone
 
     t0 = time.perf_counter()
     options = checked_options(device, kernel, count_nodes, chunk_seconds)
+    start_early(device)  # the devices' processes import while this one counts the devices
     tmp = None if run_dir else tempfile.mkdtemp(prefix=f"permenum-{problem}-{n}-")
     run = layout(run_dir or Path(tmp) / "run")  # type: ignore[arg-type]
     try:

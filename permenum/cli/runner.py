@@ -44,10 +44,12 @@ def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", aga
     worker per device group, every GPU used once); ``again`` is the command that resumes (default
     `permenum run RUN`); ``prepare`` runs while the workers start (jobs.local.run_local). ``kept`` False: the
     run directory is deleted afterwards (enumerate's temporary one), so no next step can name it."""
+    from permenum.jobs.children import start_early
     from permenum.jobs.environment import StopRequest
     from permenum.jobs.local import pending_partitions, run_local
     from permenum.jobs.task import EXIT_INTERRUPTED
 
+    start_early(options.device)  # the devices' processes import while this one counts the devices
     again = again or f"permenum run {shlex.quote(str(layout.root))}"
     stop = StopRequest(lambda line: err.print(line))
     stop.around_device_start(lambda: open_device(options.device))
