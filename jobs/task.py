@@ -28,7 +28,7 @@ from permenum.jobs.device_loop import DeviceLoop, DeviceReport, Spec
 from permenum.jobs.device_process import DeviceProcess
 from permenum.jobs.partial import ChunkLedger, OpenChunk, Partial
 from permenum.jobs.rate_hints import rate_key, read_rate_hints, record_rate_hints
-from permenum.jobs.schedule import DeviceState, RateBook, Scheduler, StopRule
+from permenum.jobs.schedule import LEAST_CHUNK_SECONDS, DeviceState, RateBook, Scheduler, StopRule
 from permenum.jobs.solutions import write_solutions
 from permenum.jobs.stream import StreamedPartition
 from permenum.jobs.tasklog import TaskLog
@@ -203,9 +203,12 @@ class _Attempt:
     def _device_state(self, ref: DeviceRef, target: int | None) -> DeviceState:
         """A device's chunk sizes: a refined device's first chunk is 1/16 of the partition (refinement fills
         the launch; at 1/64 N-Queens 21's first two chunks on the H100 were 0.15 s of kernel each for
-        1.3-1.7 s of host work), with no floor; otherwise the device's own first launch and floor."""
+        1.3-1.7 s of host work), with no floor; otherwise the device's own first launch and floor. No chunk
+        is shorter than LEAST_CHUNK_SECONDS (a quarter of the bound where that is less), but the last."""
         first, floor = (max(1, self.entry.rows // 16), 1) if target else (first_chunk(ref), min_chunk(ref))
-        return DeviceState(ref.label, ref.is_gpu, ChunkSizer(self.options.chunk_seconds, first, floor), first)
+        bound = self.options.chunk_seconds
+        return DeviceState(ref.label, ref.is_gpu, ChunkSizer(bound, first, floor), first,
+                           least_seconds=min(LEAST_CHUNK_SECONDS, bound / 4))
 
     def run(self) -> TaskResult:
         self._count()

@@ -189,7 +189,6 @@ def test_a_killed_run_leaves_no_worker_behind(tmp_path: Path) -> None:
     deadline = time.monotonic() + 60
     workers: list[str] = []
 
-
     def children(pid: int | str) -> list[tuple[str, str]]:
         listed = subprocess.run(["ps", "-ww", "-o", "pid=,cmd=", "--ppid", str(pid)], capture_output=True, text=True).stdout
         return [(line.split()[0], line) for line in listed.splitlines()]

@@ -269,3 +269,24 @@ def test_devices_end_together_when_the_estimates_are_off(devices: int, ahead: bo
     assert sorted(s for _, s, _ in chunks)[0] == 0 and scheduler.ledger is not None and scheduler.ledger.complete
     ideal = true.sum() / sum(rates)
     assert max(ends) < 1.05 * ideal, (max(ends), ideal)
+
+
+def test_a_least_chunk_keeps_the_tail_from_crumbling() -> None:
+    """Shares halved toward the end make ever smaller chunks, each with its host work (a refined GPU chunk:
+    0.05-0.2 s); a least chunk (DeviceState.least_seconds) cuts their number and keeps the ends together."""
+    rng = np.random.default_rng(7)
+    total = 4000
+    estimates = rng.uniform(0.5, 1.5, total)
+    true = estimates * np.repeat(rng.lognormal(0.0, 0.7, total // 20), 20)
+    ideal = true.sum() / 4000.0
+    counts = []
+    for least in (0.0, ideal / 64):
+        clock = Clock()
+        states = [DeviceState(f"dev{k}", True, ChunkSizer(1e9, 40, 1), 40, least_seconds=least) for k in range(4)]
+        scheduler = Scheduler(states, StopRule(threading.Event()), clock)
+        scheduler.open(ChunkLedger(total, 0, Partial(classes=None, nodes=None, solutions=None), {}),
+                       WorkIndex(estimates, total))
+        chunks, ends = _simulate(scheduler, clock, [1000.0] * 4, true, ahead=True)
+        assert scheduler.ledger is not None and scheduler.ledger.complete and max(ends) < 1.05 * ideal
+        counts.append(len(chunks))
+    assert counts[1] < 0.7 * counts[0], counts
