@@ -4,7 +4,8 @@
 #   bash bench/gpu_multi.sh OUTDIR nqueens   N-Queens $NQ (22): enumerate on 1, 2 and G GPUs (G workers, and
 #                                            one task over all with --workers 1), G one-GPU `permenum task`
 #                                            process streams over 16 and 64 partitions, `run` over 64
-#   bash bench/gpu_multi.sh OUTDIR quick     N-Queens $NQ on G GPUs: G workers, and one task over all
+#   bash bench/gpu_multi.sh OUTDIR quick     N-Queens $NQ on G GPUs: G workers, one task over all, G workers
+#                                            again (on a fresh machine the first row pays the kernel builds)
 #   bash bench/gpu_multi.sh OUTDIR costas    Costas $CO (22) on 1 and G GPUs, N-Queens 21 (and Costas 21 with CO21=1) on one
 #                                            (whole command against kernel), ygch/n_queens N=$NQ on G GPUs
 #                                            (its source copied into .peer/ygch, built here with nvcc)
@@ -46,6 +47,7 @@ streams() {  # RUNDIR PARTITIONS: G process streams, one a GPU, each `permenum t
 if [ "$what" = quick ]; then  # the two ways of one node-wide enumerate, with their task logs
     row "nqueens$NQ-${G}gpu" $t/eG pe enumerate nqueens $NQ --device gpu --run-dir $t/eG
     row "nqueens$NQ-${G}gpu-one-task" $t/eT pe enumerate nqueens $NQ --device gpu --workers 1 --run-dir $t/eT
+    row "nqueens$NQ-${G}gpu-again" $t/eA pe enumerate nqueens $NQ --device gpu --run-dir $t/eA
 elif [ "$what" = nqueens ]; then
     gpus() { seq -s, 0 $(($1 - 1)); }
     row "nqueens$NQ-1gpu" $t/e1 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum.cli enumerate nqueens $NQ --device gpu --run-dir $t/e1"

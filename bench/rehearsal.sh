@@ -3,6 +3,7 @@
 # or a fresh coarse pool) for at most SECONDS, stop it as a time limit does (USR1: the task checkpoints
 # and exits 75), and hand the run directory on as OUTDIR/run.tgz to the next job's fresh machine.
 #   bash bench/rehearsal.sh RUN OUTDIR SECONDS
+#   VERIFY=ID bash bench/rehearsal.sh RUN OUTDIR SECONDS   go on with RUN's verification ID instead
 set -uo pipefail
 cd "$(dirname "$0")/.."
 run=${1:?usage: rehearsal.sh RUN OUTDIR SECONDS}; out=${2:?}; seconds=${3:-500}
@@ -14,12 +15,13 @@ cd /tmp  # the installed permenum, not the checkout's source folders
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -m permenum.cli status "$run" | head -3
 t0=$(date +%s)
-timeout -s USR1 -k 120 "$seconds" python3 -m permenum.cli run "$run" --device gpu > "$out/run.log" 2>&1
+if [ -n "${VERIFY:-}" ]; then what=(verify "$run" --id "$VERIFY"); else what=(run "$run"); fi
+timeout -s USR1 -k 120 "$seconds" python3 -m permenum.cli "${what[@]}" --device gpu > "$out/run.log" 2>&1
 rc=$?
-echo "permenum run: exit $rc after $(( $(date +%s) - t0 )) s (75: stopped by the time limit's USR1, checkpointed)"
+echo "permenum ${what[0]}: exit $rc after $(( $(date +%s) - t0 )) s (75: stopped by the time limit's USR1, checkpointed)"
 tail -3 "$out/run.log"
 python3 -m permenum.cli status "$run" | head -8
-if [ $rc -eq 0 ]; then python3 -m permenum.cli collect "$run" | tail -5; fi
+if [ $rc -eq 0 ]; then python3 -m permenum.cli collect "$run" | tail -6; fi
 grep -h "stopping at\|resuming from\|stopped after" "$run"/logs/*.log | tail -6
 tar -C "$(dirname "$run")" -czf "$out/run.tgz" "$(basename "$run")"
 ls -la "$out"
