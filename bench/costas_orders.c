@@ -1,6 +1,7 @@
 // Costas-array search orders, node counts (placements tried) against costas_ref.c's fc (issue 37, session 21;
 // figures in bench/NOTES.md):
-//   gcc -O2 -march=native -o /tmp/costas_orders bench/costas_orders.c && /tmp/costas_orders N VARIANT [MODE] [part=R]
+//   gcc -O3 -march=native -o /tmp/costas_orders bench/costas_orders.c && /tmp/costas_orders N VARIANT [MODE] [part=R]
+//   e.g. /tmp/costas_orders 14 mrv+rankmid+inc centre   (the fastest per node; +inc: see search_inc)
 // MODE: none (all arrays), sym (costas_ref's edge rule), centre (the group {id, H, V, HV} broken around the
 //   centre, see centre_filter; total = sum of orbit sizes, the 8-fold classes filtered at the leaves),
 //   brute (all arrays, orbits counted by minimal keys), check (brute, then centre, compared array by array).
@@ -11,7 +12,9 @@
 // of two placed columns symmetric around the unplaced one), and a node is dropped when a column's
 // domain is empty or a free row is in no unplaced column's domain (what costas_ref fc does; for the
 // left-to-right order the two are identical).
-// Usage: costas_orders N ORDER[+FLAG...] [sym]     (-DVERIFY: re-check every leaf from scratch)
+// Usage: costas_orders N ORDER[+FLAG...] [MODE]    (-DVERIFY: re-check every leaf from scratch, and with
+//   +inc every domain too; -DSTATS: +inc prints its expanded nodes; -DEXP=1 or 2: +inc's table updates
+//   done 3 times, propagation twice, same tree: the time a part costs, for lack of hardware counters)
 // ORDER:
 //   ltr      static columns 0..n-1, fast path: newest-column check only (exactly costas_ref fc; complete
 //            for this order because a collision with the new column always shares a side with it)
@@ -28,6 +31,9 @@
 //        +match    perfect matching columns<->free rows (Hall); +sac one pass of singleton consistency
 //                  (lookahead placements counted separately); +adj, +rowtie, +first0, +firstedge, +penK:
 //                  other tie rules tried (no gain)
+//        +inc      the same tree and counts at less cost a node: incremental domains from tables of the
+//                  placed dots' vectors and sums (search_inc); the column orders only (not dual, +match,
+//                  +sac, dualh or the other tie rules)
 // sym: p[0] = min of the 8 edge offsets and, with p[0]=0, p[1] <= column of row 1 (costas_ref's rule),
 //      applied as domain restrictions once the columns/rows involved are known, checked in full at leaves.
 #include <stdint.h>
@@ -49,7 +55,7 @@ static u32 placedCols, placedRows;
 static long long nodes, found;
 static int ord[32];
 enum { V_LTR, V_LTRFULL, V_ALT, V_MID, V_MRV, V_MRVE, V_DUAL, V_DUALP, V_MRVP, V_DUALH };
-static int variant, pairchk, hcount, sym, matchchk, rankTie, sac;
+static int variant, pairchk, hcount, sym, matchchk, rankTie, sac, inc;
 static int rnk[32], rowTie, adjTie, firstK, edgePen;
 static long long lookahead;
 // ---- centre rule state ----
@@ -100,9 +106,8 @@ static inline u32 conflict(int j, int c2)
 
 // Pair check: columns a<b unplaced, distance d=b-a: is there r1 in dom a, r2 in dom b, r1!=r2, with
 // r2-r1 unused at distance d (and the pair alone)?
-static inline int pair_ok(u32 da, u32 db, int d)
+static inline int pair_ok_mask(u32 da, u32 db, u64 freeD)
 {
-    u64 freeD = ~D[d];
     for (u32 m = da; m; m &= m - 1) {
         int r1 = __builtin_ctz(m);
         // r2 allowed iff bit (r2 - r1 + n-1) of freeD, i.e. bit r2 of freeD >> (n-1-r1)
@@ -111,6 +116,9 @@ static inline int pair_ok(u32 da, u32 db, int d)
     }
     return 0;
 }
+static inline int pair_ok(u32 da, u32 db, int d) { return pair_ok_mask(da, db, ~D[d]); }
+static u64 E[64];  // +inc: E[32 + d] for d > 0 is D[d] (see search_inc)
+static inline int pair_ok_inc(u32 da, u32 db, int d) { return pair_ok_mask(da, db, ~E[32 + d]); }
 
 // Perfect matching between unplaced columns and free rows (Kuhn, bitmasks).
 static int mRow[32];
@@ -414,6 +422,22 @@ static int choose(int depth, int *isRow)
 }
 
 static int verify(void);
+// A full array: checked (-DVERIFY), stored (brute/check), counted under the symmetry rule in force.
+static void leaf(void)
+{
+#ifdef VERIFY
+    if (!verify()) { fprintf(stderr, "BAD leaf\n"); exit(1); }
+#endif
+    if (collect) {
+        if (nleaves == capLeaves) { capLeaves = capLeaves ? 2 * capLeaves : 4096; leaves = realloc(leaves, capLeaves * sizeof *leaves); }
+        int sr[32]; image_read(p, 0, sr); leaves[nleaves++] = key_of(sr);
+    }
+    if (centre) {
+        int w = centre_leaf();
+        if (w) ++found, orbitSum += w; else ++leafReject;
+    } else if (!sym || sym_leaf_ok()) ++found;
+}
+
 static void search(int depth)
 {
     int isRow;
@@ -434,19 +458,9 @@ static void search(int depth)
         int c = isRow ? y : x, v = isRow ? x : y;
         ++nodes;
         place(c, v);
-        if (depth + 1 == n) {
-#ifdef VERIFY
-            if (!verify()) { fprintf(stderr, "BAD leaf\n"); exit(1); }
-#endif
-            if (collect) {
-                if (nleaves == capLeaves) { capLeaves = capLeaves ? 2 * capLeaves : 4096; leaves = realloc(leaves, capLeaves * sizeof *leaves); }
-                int sr[32]; image_read(p, 0, sr); leaves[nleaves++] = key_of(sr);
-            }
-            if (centre) {
-                int w = centre_leaf();
-                if (w) ++found, orbitSum += w; else ++leafReject;
-            } else if (!sym || sym_leaf_ok()) ++found;
-        } else if (propagate(depth, c, v)) {
+        if (depth + 1 == n)
+            leaf();
+        else if (propagate(depth, c, v)) {
             dom[depth + 1][c] = 0;
             restrict_sym(depth + 1);
             int ok = 1;
@@ -466,7 +480,285 @@ static void search(int depth)
     }
 }
 
+// ---- +inc: the same search tree at about twice a left-to-right node's cost (5-8x with the full check) ----
+// After a new dot N = (c, v), a row x of an unplaced column u becomes inconsistent only through a repeated
+// vector that involves X = (u, x) or N. Two pairs {A, B}, {C, F} have the same vector exactly when
+// A + F = B + C (a parallelogram), so with X and N among the four dots there are four cases (the others
+// were already out of the parent's domain), each one table lookup for column u:
+//   X - N = +-(o' - o), a vector of two older dots      E[32 + u - c], a mask per signed column distance
+//   X + N = o + o' (o = o' allowed: o the midpoint of X and N)   S[u + c], a mask per column sum
+//   X = 2N - o (N the midpoint of X and o)             RF[2c - u], o's row by column
+//   2X = N + o (X the midpoint of N and o)             MID[v & 1][2u - c], o's half row by column
+// (X - o' = N - o with o' != o is the first case again: X - N = o' - o; X - N = -(N - o) puts X on o.)
+// So the tables hold only the older dots: a node's own dot enters them when the node is expanded, in O(k)
+// XORs (all pair sums and vectors of a consistent partial array are distinct, so XOR keeps them as
+// costas_ref keeps D), and never for a node whose child is a leaf. A node costs O(n - k) column updates of
+// a few word operations and O(k) table updates if expanded, instead of the full check's O(k (n - k)).
+// The domains are the full check's, so the tree and every count are the same.
+// E[32 + dc] (declared above): bit n-1+dr for each used vector (dc, dr), both orientations.
+static u64 S[64];              // S[c1 + c2]: bit r1+r2 for each pair of placed dots, a dot with itself too
+static u64 RF[96];             // RF[32 + c]: bit 62 - p[c] for a placed column (0 off the board)
+static u32 MID[2][96];         // MID[p[c] & 1][32 + c]: bit p[c] >> 1 for a placed column
+static int pc[32], pr[32];     // the placed dots in placement order (depth)
+static unsigned char cst[34][4];  // centre rule: per level and image g, first reading position undecided
+enum { CST_DONE = 255 };          // (the image is larger: settled for the whole subtree)
+#ifdef STATS
+static long long expanded, depthSum;  // nodes whose propagation passed, and their depths summed
+#endif
+static u32 tieKey[32];         // the dynamic order's tie rule as a key: rank << 6 | column (unique)
+#ifndef PROP_INLINE
+#define PROP_INLINE inline __attribute__((always_inline))
+#endif
 
+static inline __attribute__((always_inline)) void toggle_inc(int depth, int c, int v)
+{
+    const int n1 = n - 1;
+    u64 eR = 1ull << (n1 + v), eL = 1ull << (n1 - v), s = 1ull << v;
+    u64 *Er = E + 32 + c, *El = E + 32 - c, *Sc = S + c;
+    for (int i = 0; i < depth; ++i) {
+        int co = pc[i], ro = pr[i];
+        Er[-co] ^= eR >> ro;
+        El[co] ^= eL << ro;
+        Sc[co] ^= s << ro;
+    }
+    Sc[c] ^= s << v;
+    RF[32 + c] ^= 1ull << (62 - v);
+    MID[v & 1][32 + c] ^= 1u << (v >> 1);
+}
+
+// centre_filter resumed where the parent stopped (the positions before it are placed and equal in both
+// readings, so they stay so below): the same domains. Returns the columns it narrowed, ~0u on a wipeout
+// or a smaller image.
+static u32 centre_filter_inc(u32 *nd, const unsigned char *in, unsigned char *out)
+{
+    u32 changed = 0;
+    for (int g = 1; g < 4; ++g) {
+        int gh = g & 1, gv = g & 2, i = in[g];
+        if (i == CST_DONE) { out[g] = CST_DONE; continue; }
+        for (; i < n; ++i) {
+            int c = cpos[i], c2 = gh ? n - 1 - c : c;
+            int x = p[c], y2 = p[c2];
+            if (x >= 0 && y2 >= 0) {
+                int y = gv ? n - 1 - y2 : y2;
+                if (x < y) { i = CST_DONE; break; }
+                if (x > y) return ~0u;
+                continue;
+            }
+            u32 a = nd[c], b = nd[c2];
+            if (c == c2) {
+                if (!gv) continue;
+                a &= le_mask((n - 1) / 2);
+            } else if (x >= 0) {
+                b &= gv ? le_mask(n - 1 - x) : ge_mask(x);
+            } else if (y2 >= 0) {
+                a &= gv ? le_mask(n - 1 - y2) : le_mask(y2);
+            } else if (gv) {  // p[c] + p[c2] <= n-1
+                if (!a || !b) return ~0u;
+                a &= le_mask(n - 1 - __builtin_ctz(b));
+                if (a) b &= le_mask(n - 1 - __builtin_ctz(a));
+            } else {          // p[c] <= p[c2]
+                if (!a || !b) return ~0u;
+                a &= le_mask(31 - __builtin_clz(b));
+                if (a) b &= ge_mask(__builtin_ctz(a));
+            }
+            if (x < 0) {
+                if (!a) return ~0u;
+                if (a != nd[c]) nd[c] = a, changed |= 1u << c;
+            }
+            if (y2 < 0 && c2 != c) {
+                if (!b) return ~0u;
+                if (b != nd[c2]) nd[c2] = b, changed |= 1u << c2;
+            }
+            break;
+        }
+        out[g] = (unsigned char)i;
+    }
+    return changed;
+}
+
+#ifdef VERIFY
+// From scratch: may column u take row x next to the placed dots?
+static int consistent(int u, int x)
+{
+    if (colOf[x] >= 0) return 0;
+    p[u] = x;
+    int ok = 1;
+    for (int a = 0; a < n && ok; ++a)
+        for (int b = a + 1; b < n && ok; ++b)
+            for (int a2 = a; a2 < n && ok; ++a2)
+                for (int b2 = a2 + 1; b2 < n && ok; ++b2)
+                    if ((a2 != a || b2 != b) && p[a] >= 0 && p[b] >= 0 && p[a2] >= 0 && p[b2] >= 0 &&
+                        b - a == b2 - a2 && p[b] - p[a] == p[b2] - p[a2])
+                        ok = 0;
+    p[u] = -1;
+    return ok;
+}
+#endif
+
+// One pass over the unplaced columns: each domain, the wipeout, the union (free rows) and, for a dynamic
+// order, the smallest key. A separate copy per order kind keeps the loop free of the test.
+static inline __attribute__((always_inline)) int column_pass(int depth, int c, int v, u32 un, const int dynamic,
+                                                              u32 *anyp, u32 *bestp)
+{
+    const u32 *od = dom[depth], *mid = MID[v & 1] + 32 - c;
+    u32 *nd = dom[depth + 1], bit = 1u << v, any = 0, best = ~0u;
+    const u64 *Ec = E + 32 - c, *Sc = S + c, *Rc = RF + 32 + 2 * c;
+    int sh = n - 1 - v, sm = (v + 1) >> 1, sr = 62 - 2 * v;
+    for (u32 m = un; m; m &= m - 1) {
+        int u = __builtin_ctz(m);
+        u32 x = od[u] & ~bit & ~(u32)(Ec[u] >> sh) & ~(u32)(Sc[u] >> v) & ~(u32)(Rc[-u] >> sr) &
+                ~(mid[2 * u] << sm);
+        if (!x) return 0;
+        nd[u] = x;
+        any |= x;
+        if (dynamic) {
+            u32 key = (u32)__builtin_popcount(x) << 12 | tieKey[u];
+            best = key < best ? key : best;
+        }
+    }
+    *anyp = any, *bestp = best;
+    return 1;
+}
+
+// Domains of level depth+1 after (c, v) was placed at depth, and the next column in *next; 0: the node dies.
+// The centre filter narrows a few columns after the column pass, and only those are looked at again.
+static PROP_INLINE int propagate_inc(int depth, int c, int v, int *next)
+{
+    u32 *nd = dom[depth + 1], un = ~placedCols & full, any, best;
+    const int dynamic = variant > V_MID;
+    if (!(dynamic ? column_pass(depth, c, v, un, 1, &any, &best) : column_pass(depth, c, v, un, 0, &any, &best)))
+        return 0;
+#ifdef VERIFY
+    for (u32 m = un; m; m &= m - 1) {
+        int u = __builtin_ctz(m);
+        u32 want = 0;
+        for (int x = 0; x < n; ++x)
+            if ((dom[depth][u] >> x & 1) && consistent(u, x)) want |= 1u << x;
+        if (want != nd[u]) { fprintf(stderr, "BAD domain: column %d %x != %x\n", u, nd[u], want); exit(1); }
+    }
+#endif
+    if (pairchk) {  // needs the new dot's vectors: added to E's positive distances for the check only
+        for (int i = 0; i < depth; ++i) {
+            int d = c - pc[i], h = v - pr[i];
+            if (d < 0) d = -d, h = -h;
+            E[32 + d] ^= 1ull << (n - 1 + h);
+        }
+        int ok = 1;
+        for (u32 m = un; m && ok; m &= m - 1) {
+            int a = __builtin_ctz(m);
+            for (u32 m2 = m & (m - 1); m2; m2 &= m2 - 1)
+                if (!pair_ok_inc(nd[a], nd[__builtin_ctz(m2)], __builtin_ctz(m2) - a)) { ok = 0; break; }
+        }
+        for (int i = 0; i < depth; ++i) {
+            int d = c - pc[i], h = v - pr[i];
+            if (d < 0) d = -d, h = -h;
+            E[32 + d] ^= 1ull << (n - 1 + h);
+        }
+        if (!ok) return 0;
+    }
+    u32 changed = 0;
+    if (sym) restrict_sym(depth + 1), changed = un;
+    if (centre) {
+        const unsigned char *in = cst[depth];
+        if ((in[1] & in[2] & in[3]) == CST_DONE)  // every image settled above: nothing to filter
+            memcpy(cst[depth + 1], in, 4);
+        else
+            changed |= centre_filter_inc(nd, in, cst[depth + 1]);
+    }
+    if (changed == ~0u) return 0;
+    if (changed) {  // narrowed domains: a key only falls (so the minimum is among them), the union is redone
+        any = 0;
+        for (u32 m = un; m; m &= m - 1) any |= nd[__builtin_ctz(m)];
+        for (u32 m = changed; m; m &= m - 1) {
+            int u = __builtin_ctz(m);
+            if (!nd[u]) return 0;
+            u32 key = (u32)__builtin_popcount(nd[u]) << 12 | tieKey[u];
+            best = key < best ? key : best;
+        }
+    }
+    if (~placedRows & full & ~any) return 0;
+    *next = dynamic ? (int)(best & 63) : ord[depth + 1];
+    return 1;
+}
+
+// The search as a loop over an explicit stack (a GPU kernel's shape): per level the column and the rows
+// left to try; a dot enters the tables when its node is expanded and leaves them on the way back.
+static void search_inc(int c)
+{
+    static int lvC[33];
+    static u32 lvM[33];
+    int depth = 0;
+    lvC[0] = c, lvM[0] = dom[0][c];
+    for (;;) {
+        u32 m = lvM[depth];
+        if (!m) {  // level done: back to the parent and take its dot out
+            if (depth == 0) return;
+            --depth;
+            c = lvC[depth];
+            int v = pr[depth];
+            if (depth + 2 < n) toggle_inc(depth, c, v);
+            placedCols &= ~(1u << c), placedRows &= ~(1u << v);
+            p[c] = -1, colOf[v] = -1;
+            continue;
+        }
+        int v = __builtin_ctz(m), next;
+        lvM[depth] = m & (m - 1);
+        c = lvC[depth];
+        ++nodes;
+        pc[depth] = c, pr[depth] = v, p[c] = v, colOf[v] = c;
+        placedCols |= 1u << c, placedRows |= 1u << v;
+#if EXP == 2
+        if (depth + 1 < n) {  // timing only: an extra propagation, the same result
+            __asm__ volatile("" ::: "memory");
+            propagate_inc(depth, c, v, &next);
+            __asm__ volatile("" ::: "memory");
+        }
+#endif
+        if (depth + 1 < n && propagate_inc(depth, c, v, &next)) {
+#ifdef STATS
+            ++expanded, depthSum += depth;
+#endif
+            if (depth + 2 < n) toggle_inc(depth, c, v);  // not for a leaf's parent: nothing reads them
+#if EXP == 1
+            if (depth + 2 < n) {  // timing only: two more updates cancel out
+                __asm__ volatile("" ::: "memory");
+                toggle_inc(depth, c, v);
+                __asm__ volatile("" ::: "memory");
+                toggle_inc(depth, c, v);
+            }
+#endif
+            ++depth;
+            lvC[depth] = next, lvM[depth] = dom[depth][next];
+            continue;
+        }
+        if (depth + 1 == n) leaf();
+        placedCols &= ~(1u << c), placedRows &= ~(1u << v);
+        p[c] = -1, colOf[v] = -1;
+    }
+}
+
+static void run_search(void)
+{
+    if (!inc) { search(0); return; }
+    memset(E, 0, sizeof E), memset(S, 0, sizeof S), memset(RF, 0, sizeof RF), memset(MID, 0, sizeof MID);
+    memset(cst[0], 0, sizeof cst[0]);
+    if (centre) {  // the root's resume positions (the root's domains were filtered in main)
+        u32 t[32];
+        unsigned char z[4] = {0};
+        memcpy(t, dom[0], sizeof t);
+        centre_filter_inc(t, z, cst[0]);
+    }
+    int c = ord[0];
+    if (variant > V_MID) {
+        u32 best = ~0u;
+        for (int u = 0; u < n; ++u) {
+            u32 key = (u32)__builtin_popcount(dom[0][u]) << 12 | tieKey[u];
+            if (key < best) best = key;
+        }
+        c = (int)(best & 63);
+    }
+    search_inc(c);
+}
 
 int main(int argc, char **argv)
 {
@@ -520,13 +812,21 @@ int main(int argc, char **argv)
         for (int i = 0; i < n; ++i) ord[i] = cpos[i];
         for (int i = 0; i < n; ++i) rnk[ord[i]] = i;
     }
+    inc = strstr(flags, "+inc") != 0;
+    if (inc && ((variant >= V_DUAL && variant != V_MRVP) || hcount || matchchk || sac || adjTie ||
+                firstK || edgePen || rowTie)) {
+        fprintf(stderr, "+inc: only the column orders (ltr, ltrfull, alt, mid, mrv, mrve, mrvp), +rankmid, +pair\n");
+        return 2;
+    }
+    for (int j = 0; j < n; ++j)  // choose()'s tie rule: rank, else leftmost (mrv) or nearest an end
+        tieKey[j] = (u32)(rankTie ? rnk[j] : variant == V_MRV ? 0 : (int)endDist(j)) << 6 | (u32)j;
     u64 *g4keys = 0, *d8keys = 0;
     long long g4orbits = 0, d8orbits = 0, nall = 0;
     if (brute || check) {  // all arrays without symmetry, orbits counted by their minimal keys
         collect = 1;
         for (int j = 0; j < 32; ++j) p[j] = colOf[j] = -1;
         for (int j = 0; j < n; ++j) dom[0][j] = full;
-        search(0);
+        run_search();
         nall = nleaves;
         g4keys = malloc(nall * sizeof *g4keys);
         d8keys = malloc(nall * sizeof *d8keys);
@@ -557,11 +857,14 @@ int main(int argc, char **argv)
     if (argc > 4 && !strncmp(argv[4], "part=", 5))  // split the run by the first reading column's row
         dom[0][cpos[0]] &= 1u << atoi(argv[4] + 5);
     clock_t t = clock();
-    search(0);
+    run_search();
     double s = (double)(clock() - t) / CLOCKS_PER_SEC;
     printf("n=%d %s%s%s nodes=%lld arrays=%lld sec=%.2f ns/node=%.1f", n, names[variant], flags,
            sym ? " sym" : centre ? " centre" : "", nodes, found, s, nodes ? s * 1e9 / nodes : 0.0);
     if (centre) printf(" total=%lld classes8=%lld total8=%lld leafreject=%lld", orbitSum, classes8, total8, leafReject);
+#ifdef STATS
+    if (inc) printf(" expanded=%lld mean-depth=%.2f", expanded, expanded ? (double)depthSum / expanded : 0.0);
+#endif
     printf("\n");
     if (check) {  // every G4-canonical leaf must be its orbit's minimum key, and each orbit found once
         long long ok = 0, bad = 0;

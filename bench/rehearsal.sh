@@ -15,8 +15,9 @@ cd /tmp  # the installed permenum, not the checkout's source folders
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -m permenum.cli status "$run" | head -3
 t0=$(date +%s)
-if [ -n "${VERIFY:-}" ]; then what=(verify "$run" --id "$VERIFY"); else what=(run "$run"); fi
-timeout -s USR1 -k 120 "$seconds" python3 -m permenum.cli "${what[@]}" --device gpu > "$out/run.log" 2>&1
+# a verification goes on with the kernel and devices it was started with
+if [ -n "${VERIFY:-}" ]; then what=(verify "$run" --id "$VERIFY"); else what=(run "$run" --device gpu); fi
+timeout -s USR1 -k 120 "$seconds" python3 -m permenum.cli "${what[@]}" > "$out/run.log" 2>&1
 rc=$?
 echo "permenum ${what[0]}: exit $rc after $(( $(date +%s) - t0 )) s (75: stopped by the time limit's USR1, checkpointed)"
 tail -3 "$out/run.log"
