@@ -31,9 +31,9 @@ SLICE_GUESS_MARGIN = 2.0
 #: a chunk whose estimate was low ends in a short tail. The whole share trusts the pool's estimates: on 4
 #: H100 one N-Queens 22 task's devices ended 13 s apart (25.2-38.2 s), the last chunk alone at the end.
 FACTOR = 0.5
-#: The shortest chunk a device takes at its measured rate, unless it is the rest: halving shares toward the
-#: end otherwise made one N-Queens 22 task's tail on 4 H100 some 70 chunks of 0.01-0.3 s of kernel, each
-#: refined on the host for 0.05-0.2 s (deeper the smaller it is), 8 s of a 38.7 s task.
+#: The shortest chunk a refining device (jobs.refine) takes at its measured rate, unless it is the rest:
+#: halving shares toward the end otherwise made one N-Queens 22 task's tail on 4 H100 some 70 chunks of
+#: 0.01-0.3 s of kernel, each refined on the host for 0.05-0.2 s (deeper the smaller it is), 8 s of 38.7 s.
 LEAST_CHUNK_SECONDS = 0.5
 
 

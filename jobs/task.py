@@ -203,12 +203,12 @@ class _Attempt:
     def _device_state(self, ref: DeviceRef, target: int | None) -> DeviceState:
         """A device's chunk sizes: a refined device's first chunk is 1/16 of the partition (refinement fills
         the launch; at 1/64 N-Queens 21's first two chunks on the H100 were 0.15 s of kernel each for
-        1.3-1.7 s of host work), with no floor; otherwise the device's own first launch and floor. No chunk
-        is shorter than LEAST_CHUNK_SECONDS (a quarter of the bound where that is less), but the last."""
+        1.3-1.7 s of host work), with no floor, and no chunk but the last shorter than LEAST_CHUNK_SECONDS (a
+        quarter of the bound where that is less); otherwise the device's own first launch and floor."""
         first, floor = (max(1, self.entry.rows // 16), 1) if target else (first_chunk(ref), min_chunk(ref))
         bound = self.options.chunk_seconds
-        return DeviceState(ref.label, ref.is_gpu, ChunkSizer(bound, first, floor), first,
-                           least_seconds=min(LEAST_CHUNK_SECONDS, bound / 4))
+        least = min(LEAST_CHUNK_SECONDS, bound / 4) if target else 0.0  # a CPU beside GPUs keeps its sliver
+        return DeviceState(ref.label, ref.is_gpu, ChunkSizer(bound, first, floor), first, least_seconds=least)
 
     def run(self) -> TaskResult:
         self._count()

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+from multiprocessing.queues import SimpleQueue
 from pathlib import Path
 
 import pytest
 
+from permenum.jobs.children import ChildSetup, become_child, context, start_early
 from permenum.jobs.collect import collect
 from permenum.jobs.local import run_local
 from permenum.jobs.partial import ChunkLedger, Partial
@@ -178,8 +182,6 @@ def test_a_killed_run_leaves_no_worker_behind(tmp_path: Path) -> None:
     """kill -9 of `permenum run`: its worker processes finish the task they hold, take nothing more and end
     (no process left counting for nobody), and what they counted stays sound: the next run counts only the
     rest, exactly."""
-    import os
-    import signal
     import time
 
     run = tmp_path / "run"
@@ -205,6 +207,26 @@ def test_a_killed_run_leaves_no_worker_behind(tmp_path: Path) -> None:
     assert len(list(RunLayout(run).results_dir.glob("part-*.json"))) < 8  # they took no partition after the kill
     assert not run_local(RunLayout(run), None, TaskOptions(device="cpu/2"), show_progress=False).failed
     assert collect(RunLayout(run)).total == published("nqueens_total", 17)
+
+
+def _child_sees(setup: ChildSetup, out: SimpleQueue[tuple[str | None, object]]) -> None:
+    become_child(setup)
+    out.put((os.environ.get("PERMENUM_TEST_CHILD"), signal.getsignal(signal.SIGUSR1)))
+
+
+def test_a_child_takes_its_parents_environment_of_the_moment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """jobs.children: a child is forked from a server started earlier, whose environment is the one it
+    started with; the child takes its parent's as it was when the child was made, and leaves the stop
+    signals to its parent."""
+    start_early()
+    monkeypatch.setenv("PERMENUM_TEST_CHILD", "set after the server started")
+    ctx = context()
+    out = ctx.SimpleQueue()
+    child = ctx.Process(target=_child_sees, args=(ChildSetup(None), out))
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0
+    assert out.get() == ("set after the server started", signal.SIG_IGN)
 
 
 def test_a_device_process_that_fails_says_why_in_one_line() -> None:
@@ -239,8 +261,6 @@ def test_a_stop_signal_to_the_whole_process_group_stops_cleanly(tmp_path: Path) 
     """USR1 to every process of the run (`timeout -s USR1`, a scheduler signalling a job's processes) reaches
     the workers' queues' resource tracker too: it was killed, and its relaunch printed a KeyError traceback a
     semaphore. Now the run stops with its checkpoints and says nothing else."""
-    import os
-    import signal
     import time
 
     from permenum.layout import RunLayout
