@@ -7,7 +7,9 @@ workers' partitions were loaded 3 s into `enumerate` against 1.4 s for one GPU i
 process). multiprocessing's fork server imports them once, in a process started as early as the command
 knows it may need children (``start_early``: while it counts its devices), and forks each child from it.
 A fork is safe there: the server never starts OpenCL (no platform is asked for before a child does so),
-and each child narrows the GPUs it sees before it starts OpenCL (``become_child``).
+and each child narrows the GPUs it sees before it starts OpenCL (``become_child``). A worker of several
+devices (`run -w K` with fewer workers than devices) starts its devices' processes from a server of its
+own (a fork server's child does not reach its parent's): they import once more there, as spawned.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 import signal
 from dataclasses import dataclass, field
 from multiprocessing.context import BaseContext
+from multiprocessing.process import BaseProcess
 
 from permenum.signals import STOP_SIGNALS, release_stop_signals, start_resource_tracker
 from permenum.solver.devices import Visibility, see_only
@@ -26,28 +29,60 @@ PRELOAD = ["permenum.jobs.local", "permenum.jobs.device_process"]
 
 
 def context() -> BaseContext:
-    """The context children are started from (the fork server, started here if ``start_early`` was not)."""
-    start_early()
-    return mp.get_context("forkserver")
+    """The context children are started from: the fork server (started here if ``start_early`` was not), or
+    spawn where no server could start (its socket's path under a long TMPDIR is past the 108 bytes a Unix
+    socket's may have)."""
+    return mp.get_context("forkserver" if start_early() else "spawn")
 
 
-def start_early(device: str | None = None) -> None:
+def start_early(device: str | None = None) -> bool:
     """Start the fork server (once; it imports ``PRELOAD`` while the caller goes on) and multiprocessing's
     resource tracker, both with the stop signals blocked, a mask they keep: a signal sent to the whole
-    process group (scancel, `timeout -s USR1`) must not end them under the run (permenum.signals). Nothing
-    where ``device`` names one device (``P:D``), which needs no child."""
+    process group (scancel, `timeout -s USR1`) must not end them under the run (permenum.signals); the
+    tracker first, as the server would otherwise start it, unblocking SIGINT and SIGTERM. Whether the
+    server runs; nothing where ``device`` names one device (``P:D``), which needs no child.
+
+    The server is a ``python -c`` whose path starts with the working directory, which Python 3.11 and
+    3.12 before 3.12.8 do not replace by this process's path (CPython gh-117378): a ``permenum`` folder
+    there (a checkout's) would be imported in place of the installed package, and every child would fail.
+    PYTHONSAFEPATH keeps the working directory off its path; the children take their parent's environment
+    (``ChildSetup``)."""
     from multiprocessing import forkserver
 
     if device is not None and ":" in device and "/" not in device:
-        return
+        return False
     start_resource_tracker()
-    ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(PRELOAD)
+    mp.get_context("forkserver").set_forkserver_preload(PRELOAD)
     old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    safe = os.environ.get("PYTHONSAFEPATH")
+    os.environ["PYTHONSAFEPATH"] = "1"
     try:
         forkserver.ensure_running()
+        return True
+    except OSError:
+        return False
     finally:
+        if safe is None:
+            del os.environ["PYTHONSAFEPATH"]
+        else:
+            os.environ["PYTHONSAFEPATH"] = safe
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def alive(process: BaseProcess) -> bool:
+    """Whether a child still runs. A fork server's child is reported ended (exit code 255) once the server is
+    gone (killed: it blocks the stop signals), though it counts on; the system is asked then."""
+    if process.is_alive():
+        return True
+    if process.exitcode != 255 or process.pid is None:
+        return False
+    try:
+        os.kill(process.pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @dataclass(frozen=True)

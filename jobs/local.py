@@ -25,7 +25,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 
 from permenum.checkpoints.progress import run_progress
 from permenum.errors import UserError, one_line
-from permenum.jobs.children import ChildSetup, become_child, context
+from permenum.jobs.children import ChildSetup, alive, become_child, context
 from permenum.jobs.claims import PartitionClaimed, claimed_elsewhere, left_to_others
 from permenum.jobs.schedule import RateBook
 from permenum.jobs.task import TaskInterrupted, run_task
@@ -211,7 +211,7 @@ class _WorkerProcesses:
             try:
                 kind, i, detail = self.events.get(timeout=0.2)
             except Empty:
-                if any(p.is_alive() for w, p in enumerate(self.procs) if w not in done):
+                if any(alive(p) for w, p in enumerate(self.procs) if w not in done):
                     continue
                 break
             if kind == "ended":

@@ -135,6 +135,7 @@ class Scheduler:
         self.failed = False  # one device failed (a kernel that does not build): the others stop claiming
         self.lock = threading.Lock()
         self._active = set(range(len(devices)))
+        self._drained = False
         self._opened = threading.Event()
 
     def open(self, ledger: ChunkLedger, work: WorkIndex, on_progress: Callable[[], None] | None = None) -> None:
@@ -185,6 +186,8 @@ class Scheduler:
                 d.since = now
             d.held += 1
             d.in_flight += work.between(*claimed)
+            if ledger.remaining_unclaimed() == 0:  # every device holds its last chunk (a deferred one too)
+                self._drain()
             return claimed
 
     def open_chunk(self, start: int) -> OpenChunk | None:
@@ -253,12 +256,19 @@ class Scheduler:
             self._leave(k)
 
     def _leave(self, k: int) -> None:
-        """(Under the lock.) The last device to leave hands the rest of the run on (``on_drained``)."""
+        """(Under the lock.) The last device to leave hands the rest of the run on, if nothing did before."""
         if k in self._active:
             self._active.discard(k)
             if not self._active:
-                self.rates.learn(self.devices)
-                self.on_drained()
+                self._drain()
+
+    def _drain(self) -> None:
+        """(Under the lock.) Hand the rest of the run on (``on_drained``), once: every state is claimed, or
+        every device has left (done, stopped or failed)."""
+        if not self._drained:
+            self._drained = True
+            self.rates.learn(self.devices)
+            self.on_drained()
 
     def _opened_ledger(self) -> tuple[ChunkLedger, WorkIndex]:
         assert self.ledger is not None and self.work is not None, "claim() before open()"

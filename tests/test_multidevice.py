@@ -229,6 +229,26 @@ def test_a_child_takes_its_parents_environment_of_the_moment(monkeypatch: pytest
     assert out.get() == ("set after the server started", signal.SIG_IGN)
 
 
+@pytest.mark.parametrize("case", ["a permenum folder in the working directory", "a TMPDIR too long for a socket"])
+def test_workers_start_wherever_the_command_runs(tmp_path: Path, case: str) -> None:
+    """jobs.children: the fork server is a `python -c`, whose path starts with the working directory on
+    Python 3.11 (CPython gh-117378), so a checkout's `permenum` folder there was imported in place of the
+    package and every worker failed; and it listens on a Unix socket under TMPDIR, whose path may not pass
+    108 bytes: the workers are then spawned."""
+    cwd, env = tmp_path / "cwd", dict(os.environ)
+    (cwd / "permenum").mkdir(parents=True)
+    (cwd / "permenum" / "__init__.py").write_text("")  # a package without jobs/, as a checkout's permenum/
+    if case.startswith("a TMPDIR"):
+        env["TMPDIR"] = str(tmp_path / ("t" * 120))
+        Path(env["TMPDIR"]).mkdir()
+    script = tmp_path / "count.py"  # a script's path starts with its own folder, not the working directory
+    script.write_text("import sys\nfrom permenum.cli.app import main\nif __name__ == '__main__':\n"
+                      "    sys.argv[1:] = ['enumerate', 'nqueens', '9', '--device', 'cpu/2']\n    main()\n")
+    done = subprocess.run([sys.executable, str(script)], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"total {published('nqueens_total', 9)}" in done.stdout
+
+
 def test_a_device_process_that_fails_says_why_in_one_line() -> None:
     """A device's process hands its failure to the task (one line, the task's own error type) and ends;
     it does not wait for an answer that will never come."""

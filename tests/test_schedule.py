@@ -290,3 +290,19 @@ def test_a_least_chunk_keeps_the_tail_from_crumbling() -> None:
         assert scheduler.ledger is not None and scheduler.ledger.complete and max(ends) < 1.05 * ideal
         counts.append(len(chunks))
     assert counts[1] < 0.7 * counts[0], counts
+
+
+def test_the_next_task_starts_once_every_state_is_claimed() -> None:
+    """``on_drained`` (the local executor's cue to start the next partition) comes when every state is
+    claimed, while the devices count their last chunks -- not when the last one ends: a device whose claim
+    ahead was deferred still holds a chunk then."""
+    rng = np.random.default_rng(7)
+    total = 4000
+    estimates = rng.uniform(0.5, 1.5, total)
+    true = estimates * np.repeat(rng.lognormal(0.0, 0.7, total // 20), 20)
+    clock, drained, ideal = Clock(), [], true.sum() / 4000.0
+    states = [DeviceState(f"dev{k}", True, ChunkSizer(1e9, 40, 1), 40, least_seconds=ideal / 64) for k in range(4)]
+    scheduler = Scheduler(states, StopRule(threading.Event()), clock, on_drained=lambda: drained.append(clock.now))
+    scheduler.open(ChunkLedger(total, 0, Partial(classes=None, nodes=None, solutions=None), {}), WorkIndex(estimates, total))
+    _, ends = _simulate(scheduler, clock, [1000.0] * 4, true, ahead=True)
+    assert len(drained) == 1 and drained[0] < max(ends) - ideal / 64, (drained, max(ends))
