@@ -113,6 +113,7 @@ class ChunkLedger:
         return out + ([(at, self.total)] if at < self.total else [])
 
     def claim(self, size: int) -> tuple[int, int] | None:
+        self.cursor = max(self.cursor, self.prefix_end)  # a chunk done in an earlier attempt may be folded in
         while self.cursor in self.ahead:  # done in an earlier attempt
             self.cursor = self.ahead[self.cursor][0]
         if self.cursor >= self.total:

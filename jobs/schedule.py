@@ -173,7 +173,7 @@ class Scheduler:
         with self.lock:
             d, now = self.devices[k], self.clock()
             size = self._chunk_size(k, now)
-            going = not self.failed and not self._stopping(d, now)
+            going = k in self._active and not self.failed and not self._stopping(d, now)
             if size == 0 and going and d.held and ledger.remaining_unclaimed() > 0:
                 return None
             claimed = ledger.claim(size) if size > 0 and going else None

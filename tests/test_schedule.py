@@ -196,6 +196,17 @@ def test_an_open_chunk_is_kept_and_claimed_whole_on_resume() -> None:
     assert resumed.complete and resumed.prefix.weighted == 11 + 5 + 7 + 3 + 2
 
 
+def test_a_chunk_done_in_an_earlier_attempt_is_not_handed_out_once_folded_in() -> None:
+    """A resumed ledger skips a chunk an earlier attempt finished beyond the prefix; once the gap before it is
+    counted the prefix folds it in, and a claim made after that (a device asking again once free) must not
+    find it unclaimed: it was counted again, and the task never completed."""
+    ledger = ChunkLedger(10, 0, Partial(classes=None, nodes=None, solutions=None), {})
+    ledger.finish(5, 10, Partial(5, 5, None, None, 1.0, None, 1))  # the earlier attempt's chunk beyond
+    assert ledger.claim(8) == (0, 5)
+    ledger.finish(0, 5, Partial(5, 5, None, None, 1.0, None, 1))
+    assert ledger.complete and ledger.claim(8) is None
+
+
 def test_a_partition_starts_at_the_rate_its_predecessors_measured() -> None:
     """RateBook: the second partition's first chunk holds half the bound's work at the first's rate, not
     the first-chunk size a task without a known rate starts with."""
