@@ -7,9 +7,8 @@ workers' partitions were loaded 3 s into `enumerate` against 1.4 s for one GPU i
 process). multiprocessing's fork server imports them once, in a process started as early as the command
 knows it may need children (``start_early``: while it counts its devices), and forks each child from it.
 A fork is safe there: the server never starts OpenCL (no platform is asked for before a child does so),
-and each child narrows the GPUs it sees before it starts OpenCL (``become_child``). A worker of several
-devices (`run -w K` with fewer workers than devices) starts its devices' processes from a server of its
-own (a fork server's child does not reach its parent's): they import once more there, as spawned.
+and each child narrows the GPUs it sees before it starts OpenCL (``become_child``). Processes started
+where no server was (a `task`'s several devices, a worker's devices) are spawned, as before.
 """
 
 from __future__ import annotations
@@ -27,30 +26,35 @@ from permenum.solver.devices import Visibility, see_only
 #: What every child imports (the modules its target lives in, and through them the rest).
 PRELOAD = ["permenum.jobs.local", "permenum.jobs.device_process"]
 
+_server = False  # whether this process started the fork server (start_early)
+
 
 def context() -> BaseContext:
-    """The context children are started from: the fork server (started here if ``start_early`` was not), or
-    spawn where no server could start (its socket's path under a long TMPDIR is past the 108 bytes a Unix
-    socket's may have)."""
-    return mp.get_context("forkserver" if start_early() else "spawn")
+    """The context children are started from: the fork server where this process started one (``start_early``),
+    else spawn -- a `task`'s several devices, a worker's devices, or a TMPDIR too long for the server's Unix
+    socket (108 bytes at most). A server started later would change the environment while other threads
+    run, and a worker's would import once more anyway."""
+    start_resource_tracker()
+    return mp.get_context("forkserver" if _server else "spawn")
 
 
-def start_early(device: str | None = None) -> bool:
-    """Start the fork server (once; it imports ``PRELOAD`` while the caller goes on) and multiprocessing's
-    resource tracker, both with the stop signals blocked, a mask they keep: a signal sent to the whole
-    process group (scancel, `timeout -s USR1`) must not end them under the run (permenum.signals); the
-    tracker first, as the server would otherwise start it, unblocking SIGINT and SIGTERM. Whether the
-    server runs; nothing where ``device`` names one device (``P:D``), which needs no child.
+def start_early() -> None:
+    """At a command's start, before other threads: start the fork server (once; it imports ``PRELOAD`` while
+    the command goes on) and multiprocessing's resource tracker, both with the stop signals blocked, a mask
+    they keep: a signal sent to the whole process group (scancel, `timeout -s USR1`) must not end them under
+    the run (permenum.signals); the tracker first, as the server would otherwise start it, unblocking SIGINT
+    and SIGTERM.
 
     The server is a ``python -c`` whose path starts with the working directory, which Python 3.11 and
     3.12 before 3.12.8 do not replace by this process's path (CPython gh-117378): a ``permenum`` folder
     there (a checkout's) would be imported in place of the installed package, and every child would fail.
     PYTHONSAFEPATH keeps the working directory off its path; the children take their parent's environment
     (``ChildSetup``)."""
+    global _server
     from multiprocessing import forkserver
 
-    if device is not None and ":" in device and "/" not in device:
-        return False
+    if _server:
+        return
     start_resource_tracker()
     mp.get_context("forkserver").set_forkserver_preload(PRELOAD)
     old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
@@ -58,9 +62,9 @@ def start_early(device: str | None = None) -> bool:
     os.environ["PYTHONSAFEPATH"] = "1"
     try:
         forkserver.ensure_running()
-        return True
+        _server = True
     except OSError:
-        return False
+        pass  # context() spawns
     finally:
         if safe is None:
             del os.environ["PYTHONSAFEPATH"]
@@ -81,7 +85,7 @@ def alive(process: BaseProcess) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass  # it runs, as another user
     return True
 
 

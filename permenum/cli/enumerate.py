@@ -41,7 +41,7 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
 
     t0 = time.perf_counter()
     options = checked_options(device, kernel, count_nodes, chunk_seconds)
-    start_early(device)  # the devices' processes import while this one counts the devices
+    start_early()  # the devices' processes import while this one counts the devices
     tmp = None if run_dir else tempfile.mkdtemp(prefix=f"permenum-{problem}-{n}-")
     run = layout(run_dir or Path(tmp) / "run")  # type: ignore[arg-type]
     try:

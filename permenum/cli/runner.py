@@ -49,7 +49,7 @@ def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", aga
     from permenum.jobs.local import pending_partitions, run_local
     from permenum.jobs.task import EXIT_INTERRUPTED
 
-    start_early(options.device)  # the devices' processes import while this one counts the devices
+    start_early()  # the devices' processes import while this one counts the devices
     again = again or f"permenum run {shlex.quote(str(layout.root))}"
     stop = StopRequest(lambda line: err.print(line))
     stop.around_device_start(lambda: open_device(options.device))
