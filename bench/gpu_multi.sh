@@ -21,7 +21,7 @@ export PYTHONUNBUFFERED=1
 bash bench/gpu_node.sh --device gpu --nqueens 8 > "$out/setup.log" 2>&1 || { cat "$out/setup.log"; exit 1; }
 export PYTHONPATH=/tmp/permenum-site
 repo=$PWD
-pe() { (cd /tmp && python3 -m permenum.cli "$@"); }
+pe() { (cd /tmp && python3 -m permenum "$@"); }
 G=$(nvidia-smi -L | wc -l)
 t=/tmp/permenum-runs; rm -rf $t; mkdir -p $t
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee -a "$out/table.txt"
@@ -50,8 +50,8 @@ if [ "$what" = quick ]; then  # the two ways of one node-wide enumerate, with th
     row "nqueens$NQ-${G}gpu-again" $t/eA pe enumerate nqueens $NQ --device gpu --run-dir $t/eA
 elif [ "$what" = nqueens ]; then
     gpus() { seq -s, 0 $(($1 - 1)); }
-    row "nqueens$NQ-1gpu" $t/e1 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum.cli enumerate nqueens $NQ --device gpu --run-dir $t/e1"
-    [ "$G" -ge 4 ] && row "nqueens$NQ-2gpu" $t/e2 env CUDA_VISIBLE_DEVICES=$(gpus 2) bash -c "cd /tmp && python3 -m permenum.cli enumerate nqueens $NQ --device gpu --run-dir $t/e2"
+    row "nqueens$NQ-1gpu" $t/e1 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum enumerate nqueens $NQ --device gpu --run-dir $t/e1"
+    [ "$G" -ge 4 ] && row "nqueens$NQ-2gpu" $t/e2 env CUDA_VISIBLE_DEVICES=$(gpus 2) bash -c "cd /tmp && python3 -m permenum enumerate nqueens $NQ --device gpu --run-dir $t/e2"
     row "nqueens$NQ-${G}gpu" $t/eG pe enumerate nqueens $NQ --device gpu --run-dir $t/eG
     row "nqueens$NQ-${G}gpu-one-task" $t/eT pe enumerate nqueens $NQ --device gpu --workers 1 --run-dir $t/eT
     for P in 16 64; do
@@ -67,9 +67,9 @@ elif [ "$what" = nqueens ]; then
     pe collect $t/r64 >> "$out/nqueens$NQ-run-P64.log" 2>&1
     grep -h -E "total|matches" "$out/nqueens$NQ-run-P64.log" | tail -2 | tee -a "$out/table.txt"
 elif [ "$what" = costas ]; then
-    row "nqueens21-1gpu" $t/q21 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum.cli enumerate nqueens 21 --device gpu --run-dir $t/q21"
-    [ -n "${CO21:-}" ] && row "costas21-1gpu" $t/c21 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum.cli enumerate costas 21 --device gpu --run-dir $t/c21"
-    row "costas$CO-1gpu" $t/c1 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum.cli enumerate costas $CO --device gpu --run-dir $t/c1"
+    row "nqueens21-1gpu" $t/q21 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum enumerate nqueens 21 --device gpu --run-dir $t/q21"
+    [ -n "${CO21:-}" ] && row "costas21-1gpu" $t/c21 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum enumerate costas 21 --device gpu --run-dir $t/c21"
+    row "costas$CO-1gpu" $t/c1 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum enumerate costas $CO --device gpu --run-dir $t/c1"
     row "costas$CO-${G}gpu" $t/cG pe enumerate costas $CO --device gpu --run-dir $t/cG
 fi
 if [ "$what" = costas ] || [ "$what" = peer ]; then

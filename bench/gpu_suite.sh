@@ -18,7 +18,7 @@ export PYTHONUNBUFFERED=1
 bash bench/gpu_node.sh --device gpu --nqueens 8 > "$out/setup.log" 2>&1 || { cat "$out/setup.log"; exit 1; }
 export PYTHONPATH=/tmp/permenum-site
 repo=$PWD
-pe() { (cd /tmp && python3 -m permenum.cli "$@"); }  # not from the checkout: ./permenum would shadow the install
+pe() { (cd /tmp && python3 -m permenum "$@"); }  # not from the checkout: ./permenum would shadow the install
 kern() { (cd /tmp && python3 "$repo/bench/kernels.py" --device gpu "$@"); }
 t=/tmp/permenum-runs; rm -rf $t; mkdir -p $t
 kern --nqueens 18 19 20 --variants skip:edges skip-all:edges skip:dihedral skip:mirror --target-states 8600000 --nodes-upto 18 \

@@ -30,20 +30,20 @@ if proc.returncode:
 PY
     )
 }
-pe() { echo python3 -m permenum.cli "$@"; }
+pe() { echo python3 -m permenum "$@"; }
 for n in $sizes; do
     (cd /tmp && python3 "$repo/bench/kernels.py" --device gpu --nqueens $n --variants skip:edges --target-states 8600000) \
         > "$out/kernel-$n.log" 2>&1
     tail -3 "$out/kernel-$n.log"
-    timed "enumerate nqueens $n (coarse, refined)" python3 -m permenum.cli enumerate nqueens $n --device gpu
-    timed "enumerate nqueens $n -S 8600000 (device grain)" python3 -m permenum.cli enumerate nqueens $n --device gpu -S 8600000
+    timed "enumerate nqueens $n (coarse, refined)" python3 -m permenum enumerate nqueens $n --device gpu
+    timed "enumerate nqueens $n -S 8600000 (device grain)" python3 -m permenum enumerate nqueens $n --device gpu -S 8600000
 done
 for n in ${COSTAS:-}; do
-    timed "enumerate costas $n (coarse, refined)" python3 -m permenum.cli enumerate costas $n --device gpu
-    timed "enumerate costas $n -S 270000 (device grain)" python3 -m permenum.cli enumerate costas $n --device gpu -S 270000
+    timed "enumerate costas $n (coarse, refined)" python3 -m permenum enumerate costas $n --device gpu
+    timed "enumerate costas $n -S 270000 (device grain)" python3 -m permenum enumerate costas $n --device gpu -S 270000
 done
 if [ -n "${SPLIT:-}" ]; then
-    rm -rf /tmp/split; (cd /tmp && python3 -m permenum.cli pool nqueens $SPLIT --out /tmp/split -P 64 | tail -1)
-    timed "nqueens $SPLIT, 64 coarse partitions one after another" python3 -m permenum.cli run /tmp/split --device gpu
-    (cd /tmp && python3 -m permenum.cli collect /tmp/split | tail -3)
+    rm -rf /tmp/split; (cd /tmp && python3 -m permenum pool nqueens $SPLIT --out /tmp/split -P 64 | tail -1)
+    timed "nqueens $SPLIT, 64 coarse partitions one after another" python3 -m permenum run /tmp/split --device gpu
+    (cd /tmp && python3 -m permenum collect /tmp/split | tail -3)
 fi

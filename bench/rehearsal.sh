@@ -13,16 +13,16 @@ export PYTHONPATH=/tmp/permenum-site PYTHONUNBUFFERED=1
 run=$(realpath "$run"); out=$(realpath "$out")
 cd /tmp  # the installed permenum, not the checkout's source folders
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-python3 -m permenum.cli status "$run" | head -3
+python3 -m permenum status "$run" | head -3
 t0=$(date +%s)
 # a verification goes on with the kernel and devices it was started with
 if [ -n "${VERIFY:-}" ]; then what=(verify "$run" --id "$VERIFY"); else what=(run "$run" --device gpu); fi
-timeout -s USR1 -k 120 "$seconds" python3 -m permenum.cli "${what[@]}" > "$out/run.log" 2>&1
+timeout -s USR1 -k 120 "$seconds" python3 -m permenum "${what[@]}" > "$out/run.log" 2>&1
 rc=$?
 echo "permenum ${what[0]}: exit $rc after $(( $(date +%s) - t0 )) s (75: stopped by the time limit's USR1, checkpointed)"
 tail -3 "$out/run.log"
-python3 -m permenum.cli status "$run" | head -8
-if [ $rc -eq 0 ]; then python3 -m permenum.cli collect "$run" | tail -6; fi
+python3 -m permenum status "$run" | head -8
+if [ $rc -eq 0 ]; then python3 -m permenum collect "$run" | tail -6; fi
 grep -h "stopping at\|resuming from\|stopped after" "$run"/logs/*.log | tail -6
 tar -C "$(dirname "$run")" -czf "$out/run.tgz" "$(basename "$run")"
 ls -la "$out"

@@ -37,7 +37,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from permenum.poolgen.generate import climb, descend
+from permenum.poolgen.generate import choices, climb, descend
 from permenum.problems import Problem, StateBatch
 from permenum.problems.base import ChildBatch
 from permenum.solver.opencl import BatchCounts, Staged
@@ -111,10 +111,10 @@ class RefiningSolver:
         the children of the rung above made on the device where the problem allows it there, else the
         host's rung at that depth."""
         parents = descend(self.problem, self.n, chunk, self.symmetry, depth - 1)
-        choices = self.problem.choices(self.n, parents, self.symmetry) if parents.depth == depth - 1 else None
-        if choices is None:
+        made = choices(self.problem, self.n, parents, self.symmetry) if parents.depth == depth - 1 else None
+        if made is None:
             return descend(self.problem, self.n, parents, self.symmetry, depth)
-        return ChildBatch(parents, choices)
+        return ChildBatch(parents, made)
 
     def _climb(self, chunk: StateBatch, target: int) -> StateBatch | ChildBatch:
         """Rungs on the host until the children of the last one reach ``target`` (or the next rung's
@@ -124,12 +124,12 @@ class RefiningSolver:
         is always ``_fine_at(chunk, its depth)``, so a resumed chunk is rebuilt state for state."""
         batch, children = chunk, None
         while True:
-            choices = self.problem.choices(self.n, batch, self.symmetry)
-            if choices is None:  # a state of this rung is one row from complete
+            made = choices(self.problem, self.n, batch, self.symmetry)
+            if made is None:  # a state of this rung is one row from complete
                 if children is not None:
                     return children
                 return climb(self.problem, self.n, target, REFINE_FACTOR, self.symmetry, start=batch, predict=True).states
-            children = ChildBatch(batch, choices)
+            children = ChildBatch(batch, made)
             if len(children) >= target or len(children) ** 2 / len(batch) > REFINE_FACTOR * target:
                 return children
             deeper = descend(self.problem, self.n, batch, self.symmetry, batch.depth + 1)

@@ -13,8 +13,10 @@ only to refuse it.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
@@ -22,6 +24,11 @@ from permenum.problems import Problem, StateBatch
 
 EXPAND_SLICE = 1 << 15  # parents expanded at once
 EXPAND_THREADS = 16  # slices expanded side by side
+#: Fewest parents a slice holds where a rung is split so that every thread has one: below it a thread's
+#: hand-off costs more than the numpy it runs.
+LEAST_SLICE = 1 << 12
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -100,20 +107,38 @@ _PREFIX_HASH = np.random.default_rng(0x50726566).integers(1, 1 << 63, size=64, d
 
 
 def _next_rung(problem: Problem, n: int, batch: StateBatch, symmetry: str, limit: int) -> StateBatch | int:
-    """The next rung, or the count at which it passed ``limit`` (then it is not built further).
-
-    Slices of parents are expanded by EXPAND_THREADS threads (numpy leaves the GIL on these sizes: a
-    GPU node's cores refine a task's chunks side by side), and joined in order: the rung is the same
-    as one thread's."""
-    slices = [slice(start, start + EXPAND_SLICE) for start in range(0, len(batch), EXPAND_SLICE)]
+    """The next rung, or the count at which it passed ``limit`` (then it is not built further); the same
+    as one thread's (``by_slices``)."""
     parts: list[StateBatch] = []
     count = 0
-    threads = max(1, min(len(slices), EXPAND_THREADS, len(os.sched_getaffinity(0))))
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        for wave in range(0, len(slices), threads):  # a wave at a time: memory stays near the limit
-            for part in pool.map(lambda sl: problem.expand(n, batch.take(sl), symmetry), slices[wave:wave + threads]):
-                count += len(part)
-                if count > limit:
-                    return count
-                parts.append(part)
+    for part in by_slices(lambda piece: problem.expand(n, piece, symmetry), batch):
+        count += len(part)
+        if count > limit:
+            return count
+        parts.append(part)
     return StateBatch.concat(parts)  # climb() never expands an empty rung
+
+
+def choices(problem: Problem, n: int, batch: StateBatch, symmetry: str) -> np.ndarray | None:
+    """``problem.choices`` of ``batch`` (None where some state has none), made by slices (``by_slices``)."""
+    parts = list(by_slices(lambda piece: problem.choices(n, piece, symmetry), batch))
+    if any(part is None for part in parts):
+        return None
+    return np.concatenate(parts) if len(parts) != 1 else parts[0]
+
+
+def by_slices(work: Callable[[StateBatch], T], batch: StateBatch) -> Iterator[T]:
+    """``work`` over slices of ``batch``'s rows, in their order, on up to EXPAND_THREADS threads (the CPUs
+    this process may use): numpy leaves the GIL on these sizes, so a GPU node's cores refine a task's
+    chunk side by side (N-Queens 21's first chunk, 1,758 states made into 10.6 M: its first launch waited
+    on this). A rung is cut so that every thread gets a slice of at least LEAST_SLICE parents, at most
+    EXPAND_SLICE; slices go a wave at a time, so memory stays near what one wave makes."""
+    threads = max(1, min(EXPAND_THREADS, len(os.sched_getaffinity(0))))
+    size = min(EXPAND_SLICE, max(LEAST_SLICE, -(-len(batch) // threads)))
+    slices = [slice(start, start + size) for start in range(0, len(batch), size)]
+    if len(slices) <= 1:
+        yield work(batch)
+        return
+    with ThreadPoolExecutor(max_workers=min(threads, len(slices))) as pool:
+        for wave in range(0, len(slices), threads):
+            yield from pool.map(lambda sl: work(batch.take(sl)), slices[wave:wave + threads])

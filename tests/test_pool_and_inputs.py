@@ -121,6 +121,35 @@ def test_rungs_built_in_slices_are_the_same(problem: str, n: int, monkeypatch: p
     assert "exceeds the hard limit" in capped.stop_reason and capped.rungs[-1] > target
 
 
+def test_a_chunk_refined_by_slices_is_the_one_a_thread_makes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task's refinement (jobs.refine) makes its rungs and the device's last level by slices on several
+    threads: the children, their masks and each parent's child count are those of one thread."""
+    import threading
+
+    import numpy as np
+
+    import permenum.poolgen.generate as generate
+    from permenum.jobs.refine import RefiningSolver
+    from permenum.problems import get_problem
+    from permenum.problems.base import ChildBatch
+
+    p = get_problem("nqueens")
+    chunk = generate.climb(p, 13, 40, 4.0, p.default_symmetry).states
+    solver = RefiningSolver(lambda depth: None, "", p, 13, p.default_symmetry, 200_000, threading.Lock())  # type: ignore[arg-type, return-value]
+    monkeypatch.setattr(generate, "EXPAND_THREADS", 1)
+    one = solver.refine(chunk)
+    monkeypatch.setattr(generate, "EXPAND_THREADS", 4)
+    monkeypatch.setattr(generate, "LEAST_SLICE", 5)
+    monkeypatch.setattr(generate.os, "sched_getaffinity", lambda pid: set(range(4)))
+    sliced = solver.refine(chunk)
+    assert isinstance(one, ChildBatch) and isinstance(sliced, ChildBatch) and len(one.parents) > 4 * 5
+    assert sliced.depth == one.depth and np.array_equal(sliced.choices, one.choices)
+    assert np.array_equal(sliced.first, one.first) and sliced.parents.prefix.tobytes() == one.parents.prefix.tobytes()
+    assert all(np.array_equal(sliced.parents.masks[k], one.parents.masks[k]) for k in one.parents.masks)
+    bits = np.unpackbits(one.choices.astype("<u4").view(np.uint8).reshape(-1, 4), axis=1).sum(axis=1)
+    assert np.array_equal(np.diff(one.first), bits)  # each parent's children: the set bits of its choices
+
+
 def test_numbers_and_kernels_are_checked_before_any_work(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "run"
     cli("pool", "nqueens", 8, "--out", run, "--shards", 2, check=True)

@@ -63,6 +63,14 @@ class StateBatch:
         return cls(prefix, weight, masks)
 
 
+def _popcount(words: np.ndarray) -> np.ndarray:
+    """Set bits of each uint32 (numpy's own from numpy 2; before it, by unpacking the bytes)."""
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(words.astype(np.uint32, copy=False))
+    bits = np.unpackbits(np.ascontiguousarray(words, dtype="<u4").view(np.uint8).reshape(-1, 4), axis=1)
+    return bits.sum(axis=1, dtype=np.int64)
+
+
 @dataclass
 class ChildBatch:
     """The states one level below ``parents`` -- each parent's children, in (parent, value) order, values
@@ -75,9 +83,7 @@ class ChildBatch:
     first: np.ndarray = field(init=False)  # (parents + 1,) int64: each parent's first child, then the total
 
     def __post_init__(self) -> None:
-        bits = np.unpackbits(np.ascontiguousarray(self.choices, dtype="<u4").view(np.uint8).reshape(-1, 4), axis=1)
-        kids = bits.sum(axis=1, dtype=np.int64)  # popcount (numpy's own needs numpy 2)
-        self.first = np.concatenate([[0], np.cumsum(kids)])
+        self.first = np.concatenate([[0], np.cumsum(_popcount(self.choices), dtype=np.int64)])
 
     def __len__(self) -> int:
         return int(self.first[-1])
