@@ -4,7 +4,8 @@
 # Each `enumerate` as a user runs it (`python3 -m permenum`, the installed command), timed from the shell,
 # REPEAT times (default 2); with CLI=1 one run through `python3 -m permenum.cli` (which imports pandas where it
 # is installed, as on the lent GPU machines) and bench/phases.py's timeline of one run ($name-phases.log).
-# Needs .whl/.
+# BASE=TAR (a `git archive` of another commit, carried in an ignored folder): each repetition also runs
+# that commit, installed beside, so that the two compare on one machine. Needs .whl/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD; out=${1:?usage: one_gpu.sh OUTDIR [REPEAT]}; R=${2:-2}
@@ -12,7 +13,13 @@ mkdir -p "$out"
 bash bench/gpu_node.sh --device gpu --nqueens 8 > "$out/setup.log" 2>&1 || { cat "$out/setup.log"; exit 1; }
 export PYTHONPATH=/tmp/permenum-site CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/table.txt"
-t=/tmp/permenum-one; rm -rf $t; mkdir -p $t; cd /tmp
+t=/tmp/permenum-one; rm -rf $t; mkdir -p $t
+if [ -n "${BASE:-}" ]; then
+    rm -rf /tmp/base-src /tmp/base-site; mkdir -p /tmp/base-src && tar xf "$BASE" -C /tmp/base-src
+    python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-cache-dir --target /tmp/base-site /tmp/base-src
+    python3 -m compileall -q /tmp/base-site > /dev/null 2>&1
+fi
+cd /tmp
 row() {  # NAME COMMAND...: wall seconds from the shell, kernel seconds and check from the output
     local name=$1; shift
     local s=$EPOCHREALTIME; "$@" > "$out/$name.log" 2>&1; local rc=$? e=$EPOCHREALTIME
@@ -24,7 +31,10 @@ row() {  # NAME COMMAND...: wall seconds from the shell, kernel seconds and chec
 }
 for what in "nqueens ${NQ:-21}" "costas ${CO:-21}"; do
     set -- $what; name=$1$2
-    for ((r = 1; r <= R; r++)); do row "$name-$r" python3 -m permenum enumerate $1 $2 --device gpu --run-dir $t/$name-$r; done
+    for ((r = 1; r <= R; r++)); do
+        row "$name-$r" python3 -m permenum enumerate $1 $2 --device gpu --run-dir $t/$name-$r
+        [ -n "${BASE:-}" ] && row "$name-base-$r" env PYTHONPATH=/tmp/base-site:$PYTHONPATH python3 -m permenum enumerate $1 $2 --device gpu --run-dir $t/$name-base-$r
+    done
     [ -n "${CLI:-}" ] && row "$name-cli" python3 -m permenum.cli enumerate $1 $2 --device gpu --run-dir $t/$name-cli
     row "$name-phases" python3 "$repo/bench/phases.py" enumerate $1 $2 --device gpu --run-dir $t/$name-phases
 done
