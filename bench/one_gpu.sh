@@ -29,7 +29,8 @@ row() {  # NAME COMMAND...: wall seconds from the shell, kernel seconds and chec
         printf "%-28s whole %7.2f s  kernel %7.2f s  %5.3fx  rc=%s %s\n", n, e - s, k, (k > 0 ? (e - s) / k : 0), rc, said }' \
         | tee -a "$out/table.txt"
 }
-for what in "nqueens ${NQ:-21}" "costas ${CO:-21}"; do
+whats=("nqueens ${NQ:-21}" "costas ${CO:-21}"); [ -n "${ONLY:-}" ] && whats=("$ONLY")  # ONLY="nqueens 21": one row
+for what in "${whats[@]}"; do
     set -- $what; name=$1$2
     for ((r = 1; r <= R; r++)); do
         row "$name-$r" python3 -m permenum enumerate $1 $2 --device gpu --run-dir $t/$name-$r

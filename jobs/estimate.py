@@ -8,13 +8,18 @@ counted like a task's chunk, jobs.refine; the last block takes what the budget h
 ``max_fraction`` of the estimated work, and the device's seconds per estimated node over the sample
 (a ratio estimator: measured seconds / estimated nodes of the same states) times the pool's estimated
 nodes is the prediction (a sample goes on past ``max_fraction`` until it holds MIN_SAMPLE_SECONDS of
-kernel: shorter ones time noise). The blocks' spread gives its statistical error. Other sizes are projected
-with the same seconds per estimated node and their own pools' estimates (a projection: the kernels'
-cost per node drifts slowly with N).
+kernel: shorter ones time noise). The blocks' spread gives its statistical error.
+
+Larger sizes are projected by the growth of the predicted kernel seconds over the sample's size and the
+FIT_SIZES - 1 below it, each from its own sample (``Growth``: a line through their logarithms), the model
+bench/costas_growth.py fits to measured runs. An earlier projection took each size's own Knuth estimate
+at the sample's seconds per estimated node: Costas 30 came out at 1.55 H100-years against 2.5-3.3 from
+the measured growth, as fc's cost per estimated (plain DFS) node grows with the order.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,9 +33,9 @@ from permenum.problems import Problem, StateBatch, get_problem
 from permenum.solver.opencl import device_lanes, open_first
 from permenum.solver.registry import make_solver, variant_for
 
-#: The small pools whose estimates project other sizes: states, and walks per state (their sums, not
-#: their spread, count; 2^18 walks a size keep Costas 21-30 to about 15 s here).
-PROJECTION_TARGET, PROJECTION_PROBES = 1024, 256
+#: The sizes whose predicted seconds the growth is fitted to: the sample's size and the ones below it (the
+#: growth per size drifts up slowly, so the nearest sizes speak for the ones beyond).
+FIT_SIZES = 4
 #: The sizes `estimate` projects, the records' neighbourhood (N-Queens is known to 27, Costas to 29).
 PROJECTED = {"nqueens": range(23, 29), "costas": range(21, 31)}
 #: Kernel seconds a sample holds even past ``max_fraction``: shorter samples time noise (PoCL here, Costas
@@ -89,11 +94,10 @@ class Estimate:
         return float(np.sqrt(var)) / mean if mean > 0 else None
 
 
-def coarse_pool(problem: Problem, n: int, symmetry: str, target: int, seed: int,
-                probes: int | None = None) -> tuple[StateBatch, np.ndarray]:
+def coarse_pool(problem: Problem, n: int, symmetry: str, target: int, seed: int) -> tuple[StateBatch, np.ndarray]:
     """The states `permenum pool` would make at ``target`` (one partition) and their cost estimates."""
     states = climb(problem, n, target, DEFAULT_FACTOR, symmetry).states
-    return states, estimate_costs(problem, n, states, symmetry, probes or default_probes(len(states)), seed)
+    return states, estimate_costs(problem, n, states, symmetry, default_probes(len(states)), seed)
 
 
 def estimate(problem_name: str, n: int, device: str | None, sample_seconds: float, max_fraction: float,
@@ -136,11 +140,32 @@ def estimate(problem_name: str, n: int, device: str | None, sample_seconds: floa
     return result
 
 
-def project(result: Estimate, sizes: range, seed: int = 0) -> list[tuple[int, float]]:
-    """(N, kernel seconds on the estimate's device) for other sizes, at its seconds per estimated node."""
-    problem = get_problem(result.problem)
-    out = []
-    for n in sizes:
-        _, costs = coarse_pool(problem, n, result.symmetry, PROJECTION_TARGET, seed, PROJECTION_PROBES)
-        out.append((n, result.seconds_per_node * float(np.sum(costs, dtype=np.float64))))
-    return out
+@dataclass(frozen=True)
+class Growth:
+    """Kernel seconds growing by one factor a size: the least-squares line through their logarithms."""
+
+    sizes: tuple[int, ...]
+    seconds: tuple[float, ...]
+    ratio: float  # the fitted factor from one size to the next
+    log_seconds_at_zero: float
+
+    @classmethod
+    def fit(cls, points: Sequence[tuple[int, float]]) -> "Growth":
+        """The line through (size, log seconds); two sizes at least, every one's seconds positive."""
+        sizes, seconds = zip(*sorted(points))
+        if len(set(sizes)) < 2 or min(seconds) <= 0:
+            raise UserError(f"a growth needs two sizes or more with positive seconds (got {list(points)})")
+        slope, intercept = np.polyfit(np.array(sizes, dtype=np.float64), np.log(seconds), 1)
+        return cls(tuple(sizes), tuple(seconds), float(np.exp(slope)), float(intercept))
+
+    def seconds_at(self, n: int) -> float:
+        return float(np.exp(self.log_seconds_at_zero + np.log(self.ratio) * n))
+
+
+def growth(result: Estimate, estimate_at: Callable[[int], Estimate]) -> tuple[Growth, list[Estimate]]:
+    """The growth of predicted kernel seconds over ``result``'s size and the FIT_SIZES - 1 below it (as far
+    down as the problem goes), each of those estimated by ``estimate_at``; and their estimates."""
+    lowest = max(get_problem(result.problem).min_n, result.n - FIT_SIZES + 1)
+    below = [estimate_at(m) for m in range(lowest, result.n)]
+    fitted = [e for e in (*below, result) if e.device_seconds > 0]
+    return Growth.fit([(e.n, e.device_seconds) for e in fitted]), below

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from permenum.jobs.estimate import estimate
 
 
@@ -33,13 +35,30 @@ def test_a_sample_too_short_to_time_goes_past_its_fraction() -> None:
     assert sum(b.states for b in short.blocks) == short.states and short.relative_error == 0.0
 
 
+def test_a_growth_fitted_to_exponential_seconds_finds_its_factor() -> None:
+    from permenum.errors import UserError
+    from permenum.jobs.estimate import Growth
+
+    fitted = Growth.fit([(n, 0.3 * 5.2 ** (n - 18)) for n in (21, 18, 19, 20)])
+    assert fitted.sizes == (18, 19, 20, 21) and abs(fitted.ratio - 5.2) < 1e-9
+    assert abs(fitted.seconds_at(30) / (0.3 * 5.2 ** 12) - 1) < 1e-9
+    noisy = Growth.fit([(18, 1.0), (19, 6.0), (20, 24.0)])  # least squares through the logarithms: between
+    assert 4.0 < noisy.ratio < 6.0
+    for bad in ([(18, 1.0)], [(18, 1.0), (18, 2.0)], [(18, 0.0), (19, 1.0)]):
+        with pytest.raises(UserError):
+            Growth.fit(bad)
+
+
 def test_estimate_command_projects_record_sizes_and_refuses_bad_input(cli) -> None:  # type: ignore[no-untyped-def]
     proc = cli("estimate", "nqueens", 12, "--device", "cpu", "--sample-seconds", 0.5, "--gpus", 4, "--json", check=True)
     report = json.loads(proc.stdout)
     assert report["problem"] == "nqueens" and report["n"] == 12 and report["gpus"] == 4
     assert report["wall_seconds"] * 4 == report["device_seconds"] > 0
+    growth = report["growth"]  # sizes 9-12, each from its own sample, fitted: the projection follows the fit
+    assert growth["fitted_sizes"] == [9, 10, 11, 12] and list(growth["device_seconds"]) == ["9", "10", "11", "12"]
+    assert growth["device_seconds"]["12"] == report["device_seconds"] and growth["ratio_per_size"] > 1
     projected = [report["projected_device_seconds"][str(n)] for n in range(23, 29)]
-    assert all(b > 5 * a for a, b in zip(projected, projected[1:]))  # each size costs several times the one before
+    assert all(abs(b / a / growth["ratio_per_size"] - 1) < 1e-9 for a, b in zip(projected, projected[1:]))
     for bad in (["nqueens", 0], ["nqueens", 12, "--max-fraction", 2], ["sudoku", 9]):
         proc = cli("estimate", *bad, "--no-project")
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr

@@ -17,7 +17,7 @@ from permenum.cli.options import KERNEL, KERNEL_HELP, PROBLEM, SYMMETRY, SYMMETR
 def _hours(seconds: float) -> str:
     """Seconds as the unit a reader plans in: s, h, days or years."""
     if seconds < 600:
-        return f"{seconds:.1f} s"
+        return f"{seconds:.3g} s"
     if seconds < 2 * 86400:
         return f"{seconds / 3600:.2f} h"
     if seconds < 2 * 365 * 86400:
@@ -40,7 +40,8 @@ def _hours(seconds: float) -> str:
 @click.option("--symmetry", type=SYMMETRY, default=None, help=SYMMETRY_HELP)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the pool's cost walks and of the sample.")
 @click.option("--project/--no-project", default=True, show_default=True,
-              help="Also project the record sizes (N-Queens 23-28, Costas 21-30) on this device.")
+              help="Also estimate the 3 sizes below N, fit their growth and project the record sizes above N "
+                   "(N-Queens to 28, Costas to 30) on this device.")
 @click.option("--json", "as_json", is_flag=True, help="Print the estimate as JSON.")
 def estimate(problem: str, n: int, device: str | None, gpus: int, sample_seconds: float, max_fraction: float,
              kernel: str | None, symmetry: str | None, seed: int, project: bool, as_json: bool) -> None:
@@ -51,8 +52,12 @@ def estimate(problem: str, n: int, device: str | None, gpus: int, sample_seconds
     """
     from permenum.jobs import estimate as est
 
-    result = est.estimate(problem, n, device, sample_seconds, max_fraction, seed, kernel, symmetry)
-    projected = est.project(result, est.PROJECTED.get(result.problem, range(0)), seed) if project else []
+    def estimate_at(size: int) -> "est.Estimate":
+        return est.estimate(problem, size, device, sample_seconds, max_fraction, seed, kernel, symmetry)
+
+    result = estimate_at(n)
+    growth, below = est.growth(result, estimate_at) if project else (None, [])
+    projected = [(m, growth.seconds_at(m)) for m in est.PROJECTED.get(result.problem, ()) if m > n] if growth else []
     error = result.relative_error
     if as_json:
         out.print_json(json.dumps({
@@ -62,6 +67,9 @@ def estimate(problem: str, n: int, device: str | None, gpus: int, sample_seconds
             "sample_fraction": result.sampled_fraction, "sample_kernel_seconds": result.sample_seconds,
             "seconds_per_estimated_node": result.seconds_per_node, "device_seconds": result.device_seconds,
             "relative_error": error, "gpus": gpus, "wall_seconds": result.device_seconds / gpus,
+            "growth": None if growth is None else {
+                "device_seconds": {str(e.n): e.device_seconds for e in (*below, result)},
+                "fitted_sizes": list(growth.sizes), "ratio_per_size": growth.ratio},
             "projected_device_seconds": {str(k): v for k, v in projected},
             "blocks": [{"states": b.states, "estimated_nodes": b.estimated, "kernel_seconds": b.seconds}
                        for b in result.blocks],
@@ -77,8 +85,13 @@ def estimate(problem: str, n: int, device: str | None, gpus: int, sample_seconds
               f" = {result.device_seconds / 3600:.4g} device-hours{spread}")
     if gpus > 1:
         out.print(f"wall on {gpus} such devices: {_hours(result.device_seconds / gpus)} (every device kept busy)")
+    if growth is None:
+        return
+    out.print("predicted kernel time a size: " + ", ".join(f"{e.n}: {_hours(e.device_seconds)}" for e in (*below, result))
+              + f"; fitted growth {growth.ratio:.2f}x a size")
     if projected:
-        table = Table(title=f"projected on {result.device}, at {result.problem} {result.n}'s seconds per estimated node")
+        table = Table(title=f"projected on {result.device} by the growth of {result.problem} "
+                            f"{growth.sizes[0]}-{growth.sizes[-1]}")
         table.add_column("N", justify="right")
         table.add_column("device-hours", justify="right")
         table.add_column("kernel time", justify="right")
