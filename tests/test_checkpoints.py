@@ -151,25 +151,6 @@ def test_a_signal_in_the_commands_first_instant_stops_the_task_cleanly(tmp_path:
     assert collect(layout).total == published("nqueens_total", 12) or not layout.result_file(0).exists()
 
 
-def test_the_installed_command_ends_with_its_status_and_all_it_printed(tmp_path: Path) -> None:
-    """`permenum` skips the interpreter's teardown (permenum.launch._exit_now): its status, its last
-    output (unflushed, with no newline), the exit handlers and the files it wrote are kept."""
-    command = Path(sys.executable).with_name("permenum")
-    run = tmp_path / "run"
-    done = subprocess.run([str(command), "enumerate", "nqueens", "10", "--device", "cpu", "--run-dir", str(run)],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0 and "matches the published count" in done.stdout, done.stderr
-    assert done.stdout.rstrip().splitlines()[-1].startswith("whole command:") and (run / "ledger.parquet").exists()
-    refused = subprocess.run([str(command), "status", str(tmp_path / "none")], capture_output=True, text=True, timeout=60)
-    assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and refused.stderr.startswith("error: ")
-    script = ("import atexit, sys, threading, time\nfrom permenum.launch import _exit_now\n"
-              "atexit.register(lambda: print('handler', end='', file=sys.stderr))\n"
-              "threading.Thread(target=lambda: (time.sleep(0.3), print('thread', end=''))).start()\n"
-              "print('last', end='')\n_exit_now('said')\n")
-    ended = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
-    assert (ended.returncode, ended.stdout, ended.stderr) == (1, "lastthread", "said\nhandler")
-
-
 def test_local_progress_counts_states_and_reaches_the_total(tmp_path: Path) -> None:
     """The local executor's bar advances by the states of every chunk (its ETA counts down inside long
     partitions), starts at the checkpointed states and ends at the pool's total."""
