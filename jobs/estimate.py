@@ -162,10 +162,11 @@ class Growth:
         return float(np.exp(self.log_seconds_at_zero + np.log(self.ratio) * n))
 
 
-def growth(result: Estimate, estimate_at: Callable[[int], Estimate]) -> tuple[Growth, list[Estimate]]:
+def growth(result: Estimate, estimate_at: Callable[[int], Estimate]) -> tuple[Growth | None, list[Estimate]]:
     """The growth of predicted kernel seconds over ``result``'s size and the FIT_SIZES - 1 below it (as far
-    down as the problem goes), each of those estimated by ``estimate_at``; and their estimates."""
+    down as the problem goes), each of those estimated by ``estimate_at``; and their estimates. None where
+    fewer than two of them took any time (the smallest sizes)."""
     lowest = max(get_problem(result.problem).min_n, result.n - FIT_SIZES + 1)
     below = [estimate_at(m) for m in range(lowest, result.n)]
-    fitted = [e for e in (*below, result) if e.device_seconds > 0]
-    return Growth.fit([(e.n, e.device_seconds) for e in fitted]), below
+    fitted = [(e.n, e.device_seconds) for e in (*below, result) if e.device_seconds > 0]
+    return (Growth.fit(fitted) if len(fitted) >= 2 else None), below

@@ -67,7 +67,7 @@ def estimate(problem: str, n: int, device: str | None, gpus: int, sample_seconds
             "sample_fraction": result.sampled_fraction, "sample_kernel_seconds": result.sample_seconds,
             "seconds_per_estimated_node": result.seconds_per_node, "device_seconds": result.device_seconds,
             "relative_error": error, "gpus": gpus, "wall_seconds": result.device_seconds / gpus,
-            "growth": None if growth is None else {
+            "growth": None if growth is None else {  # None: --no-project, or too small a size to fit
                 "device_seconds": {str(e.n): e.device_seconds for e in (*below, result)},
                 "fitted_sizes": list(growth.sizes), "ratio_per_size": growth.ratio},
             "projected_device_seconds": {str(k): v for k, v in projected},
