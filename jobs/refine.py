@@ -48,6 +48,12 @@ from permenum.solver.registry import Solver
 #: H100, N-Queens 21's first chunk (439 states) went to 20.3 M states at depth 9 under the pool's 4x,
 #: 0.15 s of kernel for 1.6 s of host work and transfers (a few states per lane fill the GPU already).
 REFINE_FACTOR = 2.0
+#: A chunk is refined no deeper than this share of its rows: a state below it holds little work, so making
+#: more of them to fill the lanes only moves the search to the host (H100: N-Queens 16's first chunk, 2,814
+#: states, was climbed to 3.5 M at depth 12 in 1.7 s for 5 ms of kernel; N-Queens 18's second to depth 10
+#: in 0.74 s for 2 ms). Sizes that need the device's grain reach it higher: N-Queens 21-22 at depth 8,
+#: Costas 21 at 7.
+DEEPEST_SHARE = 0.5
 #: A chunk expected to take longer than its bound is refined up to this many times deeper than the
 #: target (host memory: N-Queens states are about 50 bytes; an H100's target is 8.6 M states).
 MAX_DEEPEN = 4
@@ -102,9 +108,14 @@ class RefiningSolver:
         if depth is not None:
             return self._fine_at(chunk, depth)
         target = None if self.target is None else int(self.target * scale)
-        if target is None or len(chunk) >= target:
+        if target is None or len(chunk) >= target or chunk.depth >= self.deepest:
             return chunk
         return self._climb(chunk, target)
+
+    @property
+    def deepest(self) -> int:
+        """The depth a refinement stops at, whatever its target (DEEPEST_SHARE)."""
+        return max(1, int(self.n * DEEPEST_SHARE))
 
     def _fine_at(self, chunk: StateBatch, depth: int) -> StateBatch | ChildBatch:
         """The fine states of ``chunk`` at ``depth``, one rule for a first refinement and a resumed one:
@@ -119,7 +130,8 @@ class RefiningSolver:
     def _climb(self, chunk: StateBatch, target: int) -> StateBatch | ChildBatch:
         """Rungs on the host until the children of the last one reach ``target`` (or the next rung's
         would pass REFINE_FACTOR x it, at the growth seen last, or the next rung has fewer states: the
-        ladder's rules): the children, the rung that holds most states, are then made on the device.
+        ladder's rules; or they are at the deepest depth): the children, the rung that holds most
+        states, are then made on the device.
         Where the problem has no ChildBatch from the chunk on, the ladder on the host. What it returns
         is always ``_fine_at(chunk, its depth)``, so a resumed chunk is rebuilt state for state."""
         batch, children = chunk, None
@@ -128,9 +140,11 @@ class RefiningSolver:
             if made is None:  # a state of this rung is one row from complete
                 if children is not None:
                     return children
-                return climb(self.problem, self.n, target, REFINE_FACTOR, self.symmetry, start=batch, predict=True).states
+                return climb(self.problem, self.n, target, REFINE_FACTOR, self.symmetry, start=batch, predict=True,
+                             deepest=self.deepest).states
             children = ChildBatch(batch, made)
-            if len(children) >= target or len(children) ** 2 / len(batch) > REFINE_FACTOR * target:
+            if (len(children) >= target or len(children) ** 2 / len(batch) > REFINE_FACTOR * target
+                    or children.depth >= self.deepest):
                 return children
             deeper = descend(self.problem, self.n, batch, self.symmetry, batch.depth + 1)
             if len(deeper) < len(batch):

@@ -41,12 +41,13 @@ class LadderResult:
 
 
 def climb(problem: Problem, n: int, target: int, factor: float, symmetry: str,
-          start: StateBatch | None = None, predict: bool = False) -> LadderResult:
+          start: StateBatch | None = None, predict: bool = False, deepest: int | None = None) -> LadderResult:
     """The ladder from the root, or from ``start`` (a task refining a coarse chunk, jobs.refine).
 
     ``predict``: also stop where the last rung's growth says the next one would pass the hard limit,
     without building it (refinement: N-Queens 21, 1024 states, built 34.5 M of a rung only to drop it,
-    12.4 s of 17.5). Pools do not predict, so that the same settings keep giving the same pool."""
+    12.4 s of 17.5). Pools do not predict, so that the same settings keep giving the same pool.
+    ``deepest``: also stop at that depth (refinement: jobs.refine.DEEPEST_SHARE)."""
     batch = problem.root(n, symmetry) if start is None else start
     rungs = [len(batch)]
     growth = 0.0
@@ -57,6 +58,9 @@ def climb(problem: Problem, n: int, target: int, factor: float, symmetry: str,
             break
         if problem.complete(n, batch) or len(batch) == 0:
             reason = "states are complete" if len(batch) else "no state survives"
+            break
+        if deepest is not None and batch.depth >= deepest:
+            reason = f"reached the deepest depth {deepest}"
             break
         if predict and len(batch) * growth > factor * target:
             reason = f"next rung (about {len(batch) * growth:.0f}) would exceed the hard limit {factor:g} x {target}"

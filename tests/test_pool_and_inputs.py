@@ -150,6 +150,23 @@ def test_a_chunk_refined_by_slices_is_the_one_a_thread_makes(monkeypatch: pytest
     assert np.array_equal(np.diff(one.first), bits)  # each parent's children: the set bits of its choices
 
 
+@pytest.mark.parametrize("problem, n", [("nqueens", 14), ("costas", 12)])
+def test_a_chunk_is_refined_no_deeper_than_half_its_rows(problem: str, n: int) -> None:
+    """A target no chunk of a small size can reach (a GPU's lanes) stops the refinement at half the rows
+    (jobs.refine.DEEPEST_SHARE): deeper states hold too little work to be worth the host's time."""
+    import threading
+
+    import permenum.poolgen.generate as generate
+    from permenum.jobs.refine import RefiningSolver
+    from permenum.problems import get_problem
+
+    p = get_problem(problem)
+    chunk = generate.climb(p, n, 200, 4.0, p.default_symmetry).states
+    solver = RefiningSolver(lambda depth: None, "", p, n, p.default_symmetry, 10**9, threading.Lock())  # type: ignore[arg-type, return-value]
+    fine = solver.refine(chunk)
+    assert chunk.depth < fine.depth == n // 2 and len(fine) < 10**9
+
+
 def test_numbers_and_kernels_are_checked_before_any_work(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "run"
     cli("pool", "nqueens", 8, "--out", run, "--shards", 2, check=True)
