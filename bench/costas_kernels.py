@@ -5,9 +5,9 @@
 No files, no chunks: this isolates the kernel (bench/bench.py times the whole flow). Every row's arrays
 are checked by the host (permenum.problems.costas: each one a Costas array, classes counted at their
 representatives) and its total compared with the published count. ``--nodes`` adds a node-counting
-launch (a separate build) for each row. The last lines give the ratio of kernel seconds from order to
-order (the fastest variant's rows), fit it linearly and project orders 28-30 on the device that ran it,
-with the last ratio held and with the fitted trend.
+launch (a separate build) for each row. The last line gives the ratio of kernel seconds from order to
+order (the fastest variant's rows) and projects orders 28-30 on the device that ran it by their fitted
+growth (bench/costas_growth.py measures the growth of whole runs).
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from typing import Callable
 
 import numpy as np
 import pyopencl as cl
 from rich.console import Console
 from rich.table import Table
 
+from permenum.jobs.estimate import Growth
 from permenum.known import known
 from permenum.poolgen.generate import climb
 from permenum.problems import get_problem
@@ -43,41 +43,17 @@ def build_note(dev: DeviceContext, kernel: cl.Kernel) -> str:
     return f"private {private} B, local {local} B" + (f"; {regs[-1]}" if regs else "")
 
 
-def growth_fit(orders: list[int], seconds: list[float]) -> tuple[float, float]:
-    """Least squares of the ratio of consecutive orders' seconds against the order: ratio(n) = a + b n."""
-    xs = orders[1:]
-    rs = [s1 / s0 for s0, s1 in zip(seconds, seconds[1:])]
-    if len(rs) < 2:
-        return (rs[0] if rs else 1.0), 0.0
-    mx, my = sum(xs) / len(xs), sum(rs) / len(rs)
-    b = sum((x - mx) * (r - my) for x, r in zip(xs, rs)) / sum((x - mx) ** 2 for x in xs)
-    return my - b * mx, b
-
-
-def projection(last: int, seconds: float, ratio: Callable[[int], float], upto: int = 30) -> dict[int, float]:
-    """Seconds of each order past ``last``, each the one before times ratio(order)."""
-    out = {}
-    for m in range(last + 1, upto + 1):
-        seconds *= ratio(m)
-        out[m] = seconds
-    return out
-
-
 def print_growth(console: Console, best: dict[int, float], fit_from: int) -> None:
-    """The ratio of consecutive orders' seconds, its linear fit, and orders 28-30 projected both ways."""
+    """The ratio of consecutive orders' seconds and orders 28-30 projected by their fitted growth
+    (jobs.estimate.Growth, the model of `permenum estimate` and bench/costas_growth.py)."""
     orders = sorted(n for n in best if n >= fit_from)
-    if len(orders) >= 3:
-        a, b = growth_fit(orders, [best[n] for n in orders])
-        last = orders[-1]
-        measured = ", ".join(f"{best[m] / best[m - 1]:.2f} ({m})" for m in orders[1:])
-        console.print(f"ratio of consecutive orders (fastest exact variant): {measured}; fit a + b n: "
-                      f"{a:.2f} + {b:.3f} n", highlight=False)
-        for label, ratio in (("the last ratio held", lambda m: best[last] / best[last - 1]),
-                             ("the fitted trend", lambda m: a + b * m)):
-            years = projection(last, best[last], ratio)
-            console.print(f"projected on this device, {label}: " + ", ".join(
-                f"order {m} {years[m] / SECONDS_PER_YEAR:.2f}" for m in (28, 29, 30)) + " device-years",
-                highlight=False)
+    if len(orders) >= 2:
+        fitted = Growth.fit([(n, best[n]) for n in orders])
+        measured = ", ".join(f"{best[m] / best[m - 1]:.2f} ({m})" for m in orders[1:] if m - 1 in best)
+        console.print(f"ratio of consecutive orders (fastest exact variant): {measured}; fitted {fitted.ratio:.2f}x "
+                      "an order; projected on this device: " + ", ".join(
+                          f"order {m} {fitted.seconds_at(m) / SECONDS_PER_YEAR:.2f}" for m in (28, 29, 30))
+                      + " device-years", highlight=False)
 
 
 def main() -> None:
