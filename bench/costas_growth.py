@@ -83,7 +83,9 @@ def main() -> None:
     if said.returncode != 0:
         raise SystemExit(f"estimate failed ({said.returncode}): {said.stderr.strip()[-400:]}")
     report = json.loads(said.stdout)
-    predicted = {int(n): s for n, s in report["growth"]["device_seconds"].items()}
+    if report["growth"] is None:
+        raise SystemExit(f"estimate costas {args.estimate} fitted no growth (its sizes took no kernel time)")
+    predicted = {int(n): s for n, s in report["growth"]["device_seconds"].items() if s > 0}
     fitted = Growth.fit(sorted(predicted.items()))
     print(projection_row(f"estimate costas {args.estimate} (predicted {min(predicted)}-{max(predicted)})", fitted))
     same = [n for n in predicted if n in measured]

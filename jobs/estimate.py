@@ -152,7 +152,7 @@ class Growth:
     @classmethod
     def fit(cls, points: Sequence[tuple[int, float]]) -> "Growth":
         """The line through (size, log seconds); two sizes at least, every one's seconds positive."""
-        sizes, seconds = zip(*sorted(points))
+        sizes, seconds = zip(*sorted(points)) if points else ((), ())
         if len(set(sizes)) < 2 or min(seconds) <= 0:
             raise UserError(f"a growth needs two sizes or more with positive seconds (got {list(points)})")
         slope, intercept = np.polyfit(np.array(sizes, dtype=np.float64), np.log(seconds), 1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from permenum.jobs.estimate import estimate
@@ -42,9 +43,9 @@ def test_a_growth_fitted_to_exponential_seconds_finds_its_factor() -> None:
     fitted = Growth.fit([(n, 0.3 * 5.2 ** (n - 18)) for n in (21, 18, 19, 20)])
     assert fitted.sizes == (18, 19, 20, 21) and abs(fitted.ratio - 5.2) < 1e-9
     assert abs(fitted.seconds_at(30) / (0.3 * 5.2 ** 12) - 1) < 1e-9
-    noisy = Growth.fit([(18, 1.0), (19, 6.0), (20, 24.0)])  # least squares through the logarithms: between
-    assert 4.0 < noisy.ratio < 6.0
-    for bad in ([(18, 1.0)], [(18, 1.0), (18, 2.0)], [(18, 0.0), (19, 1.0)]):
+    noisy = Growth.fit([(18, 1.0), (19, 6.0), (20, 24.0), (21, 100.0)])  # least squares through the logarithms
+    assert abs(noisy.ratio - 4.57305) < 1e-4  # (the first and last points alone: 4.6416)
+    for bad in ([], [(18, 1.0)], [(18, 1.0), (18, 2.0)], [(18, 0.0), (19, 1.0)]):
         with pytest.raises(UserError):
             Growth.fit(bad)
 
@@ -57,8 +58,13 @@ def test_estimate_command_projects_record_sizes_and_refuses_bad_input(cli) -> No
     growth = report["growth"]  # sizes 9-12, each from its own sample, fitted: the projection follows the fit
     assert growth["fitted_sizes"] == [9, 10, 11, 12] and list(growth["device_seconds"]) == ["9", "10", "11", "12"]
     assert growth["device_seconds"]["12"] == report["device_seconds"] and growth["ratio_per_size"] > 1
+    sizes = [int(k) for k in growth["device_seconds"]]  # the fit, computed again: a line through the log seconds
+    slope = np.polyfit(sizes, np.log([growth["device_seconds"][str(k)] for k in sizes]), 1)[0]
+    assert abs(np.exp(slope) / growth["ratio_per_size"] - 1) < 1e-9
     projected = [report["projected_device_seconds"][str(n)] for n in range(23, 29)]
     assert all(abs(b / a / growth["ratio_per_size"] - 1) < 1e-9 for a, b in zip(projected, projected[1:]))
+    tiny = cli("estimate", "nqueens", 2, "--device", "cpu", check=True)  # no size takes any time: nothing to fit
+    assert "no projection: fewer than two of nqueens 1-2 took any kernel time" in tiny.stdout
     for bad in (["nqueens", 0], ["nqueens", 12, "--max-fraction", 2], ["sudoku", 9]):
         proc = cli("estimate", *bad, "--no-project")
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr

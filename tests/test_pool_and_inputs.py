@@ -148,6 +148,8 @@ def test_a_chunk_refined_by_slices_is_the_one_a_thread_makes(monkeypatch: pytest
     assert all(np.array_equal(sliced.parents.masks[k], one.parents.masks[k]) for k in one.parents.masks)
     bits = np.unpackbits(one.choices.astype("<u4").view(np.uint8).reshape(-1, 4), axis=1).sum(axis=1)
     assert np.array_equal(np.diff(one.first), bits)  # each parent's children: the set bits of its choices
+    monkeypatch.delattr(np, "bitwise_count", raising=False)  # numpy before 2: the bytes unpacked
+    assert np.array_equal(ChildBatch(one.parents, one.choices).first, one.first)
 
 
 @pytest.mark.parametrize("problem, n", [("nqueens", 14), ("costas", 12)])
@@ -165,6 +167,8 @@ def test_a_chunk_is_refined_no_deeper_than_half_its_rows(problem: str, n: int) -
     solver = RefiningSolver(lambda depth: None, "", p, n, p.default_symmetry, 10**9, threading.Lock())  # type: ignore[arg-type, return-value]
     fine = solver.refine(chunk)
     assert chunk.depth < fine.depth == n // 2 and len(fine) < 10**9
+    deep = generate.descend(p, n, chunk, p.default_symmetry, n // 2)
+    assert solver.refine(deep) is deep  # already at the cap: counted as it is
 
 
 def test_numbers_and_kernels_are_checked_before_any_work(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]

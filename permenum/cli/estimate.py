@@ -85,7 +85,10 @@ def estimate(problem: str, n: int, device: str | None, gpus: int, sample_seconds
               f" = {result.device_seconds / 3600:.4g} device-hours{spread}")
     if gpus > 1:
         out.print(f"wall on {gpus} such devices: {_hours(result.device_seconds / gpus)} (every device kept busy)")
+    if not project:
+        return
     if growth is None:
+        out.print(f"no projection: fewer than two of {result.problem} {below[0].n if below else n}-{n} took any kernel time")
         return
     out.print("predicted kernel time a size: " + ", ".join(f"{e.n}: {_hours(e.device_seconds)}" for e in (*below, result))
               + f"; fitted growth {growth.ratio:.2f}x a size")
