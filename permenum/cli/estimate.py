@@ -6,12 +6,16 @@ Parse, call permenum.jobs.estimate, print.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
 
 from permenum.cli.common import out
 from permenum.cli.options import KERNEL, KERNEL_HELP, PROBLEM, SYMMETRY, SYMMETRY_HELP
+
+if TYPE_CHECKING:
+    from permenum.jobs.estimate import Estimate, Growth
 
 
 def _hours(seconds: float) -> str:
@@ -58,49 +62,65 @@ def estimate(problem: str, n: int, device: str | None, gpus: int, sample_seconds
     result = estimate_at(n)
     growth, below = est.growth(result, estimate_at) if project else (None, [])
     projected = [(m, growth.seconds_at(m)) for m in est.PROJECTED.get(result.problem, ()) if m > n] if growth else []
-    error = result.relative_error
     if as_json:
-        out.print_json(json.dumps({
-            "problem": result.problem, "n": result.n, "symmetry": result.symmetry, "device": result.device,
-            "pool_states": result.states, "pool_depth": result.depth, "estimated_nodes": result.estimated_total,
-            "sample_blocks": len(result.blocks), "sample_states": sum(b.states for b in result.blocks),
-            "sample_fraction": result.sampled_fraction, "sample_kernel_seconds": result.sample_seconds,
-            "seconds_per_estimated_node": result.seconds_per_node, "device_seconds": result.device_seconds,
-            "relative_error": error, "gpus": gpus, "wall_seconds": result.device_seconds / gpus,
-            "growth": None if growth is None else {  # None: --no-project, or too small a size to fit
-                "device_seconds": {str(e.n): e.device_seconds for e in (*below, result)},
-                "fitted_sizes": list(growth.sizes), "ratio_per_size": growth.ratio},
-            "projected_device_seconds": {str(k): v for k, v in projected},
-            "blocks": [{"states": b.states, "estimated_nodes": b.estimated, "kernel_seconds": b.seconds}
-                       for b in result.blocks],
-        }))
+        _print_json(result, gpus, growth, below, projected)
         return
+    _print_estimate(result, gpus)
+    if project:
+        _print_growth(result, gpus, growth, below, projected)
+
+
+def _print_json(result: "Estimate", gpus: int, growth: "Growth | None", below: list["Estimate"],
+                projected: list[tuple[int, float]]) -> None:
+    out.print_json(json.dumps({
+        "problem": result.problem, "n": result.n, "symmetry": result.symmetry, "device": result.device,
+        "pool_states": result.states, "pool_depth": result.depth, "estimated_nodes": result.estimated_total,
+        "sample_blocks": len(result.blocks), "sample_states": sum(b.states for b in result.blocks),
+        "sample_fraction": result.sampled_fraction, "sample_kernel_seconds": result.sample_seconds,
+        "seconds_per_estimated_node": result.seconds_per_node, "device_seconds": result.device_seconds,
+        "relative_error": result.relative_error, "gpus": gpus, "wall_seconds": result.device_seconds / gpus,
+        "growth": None if growth is None else {  # None: --no-project, or too small a size to fit
+            "device_seconds": {str(e.n): e.device_seconds for e in (*below, result)},
+            "fitted_sizes": list(growth.sizes), "ratio_per_size": growth.ratio},
+        "projected_device_seconds": {str(k): v for k, v in projected},
+        "blocks": [{"states": b.states, "estimated_nodes": b.estimated, "kernel_seconds": b.seconds}
+                   for b in result.blocks],
+    }))
+
+
+def _print_estimate(result: "Estimate", gpus: int) -> None:
+    """The pool, the sample and the prediction of size N."""
     out.print(f"{result.problem} {result.n} on {result.device} ({result.symmetry} symmetry)")
     out.print(f"pool: {result.states:,} states at depth {result.depth}, {result.estimated_total:.4g} estimated nodes")
     out.print(f"sample: {sum(b.states for b in result.blocks):,} states in {len(result.blocks)} blocks, "
               f"{result.sampled_fraction:.2%} of the estimated work, {result.sample_seconds:.2f} kernel s "
               f"({result.seconds_per_node:.3g} s per estimated node)")
+    error = result.relative_error
     spread = "" if error is None else f" (+-{error:.0%}, one standard error of the sample)"
     out.print(f"predicted kernel time of a full run: {_hours(result.device_seconds)}"
               f" = {result.device_seconds / 3600:.4g} device-hours{spread}")
     if gpus > 1:
         out.print(f"wall on {gpus} such devices: {_hours(result.device_seconds / gpus)} (every device kept busy)")
-    if not project:
-        return
+
+
+def _print_growth(result: "Estimate", gpus: int, growth: "Growth | None", below: list["Estimate"],
+                  projected: list[tuple[int, float]]) -> None:
+    """The sizes below N, their fitted growth, and the record sizes above N it projects."""
+    sizes = f"{result.problem} {below[0].n if below else result.n}-{result.n}"
     if growth is None:
-        out.print(f"no projection: fewer than two of {result.problem} {below[0].n if below else n}-{n} took any kernel time")
+        out.print(f"no projection: fewer than two of {sizes} took any kernel time")
         return
     out.print("predicted kernel time a size: " + ", ".join(f"{e.n}: {_hours(e.device_seconds)}" for e in (*below, result))
               + f"; fitted growth {growth.ratio:.2f}x a size")
-    if projected:
-        table = Table(title=f"projected on {result.device} by the growth of {result.problem} "
-                            f"{growth.sizes[0]}-{growth.sizes[-1]}")
-        table.add_column("N", justify="right")
-        table.add_column("device-hours", justify="right")
-        table.add_column("kernel time", justify="right")
-        if gpus > 1:
-            table.add_column(f"wall on {gpus}", justify="right")
-        for size, seconds in projected:
-            row = [str(size), f"{seconds / 3600:.4g}", _hours(seconds)]
-            table.add_row(*row, *([_hours(seconds / gpus)] if gpus > 1 else []))
-        out.print(table)
+    if not projected:
+        return
+    table = Table(title=f"projected on {result.device} by the growth of {sizes}")
+    table.add_column("N", justify="right")
+    table.add_column("device-hours", justify="right")
+    table.add_column("kernel time", justify="right")
+    if gpus > 1:
+        table.add_column(f"wall on {gpus}", justify="right")
+    for size, seconds in projected:
+        row = [str(size), f"{seconds / 3600:.4g}", _hours(seconds)]
+        table.add_row(*row, *([_hours(seconds / gpus)] if gpus > 1 else []))
+    out.print(table)
