@@ -50,6 +50,7 @@ def merge(layout: RunLayout, other: RunLayout) -> Merged:
     """Import ``other``'s results (and verifications) into ``layout``, each checked; see the module."""
     if other.root.resolve() == layout.root.resolve():
         raise UserError(f"{other.root} is this run itself: give another copy's directory")
+    other.confined(other.manifest, "its manifest")
     manifest, theirs = load_manifest(layout), load_manifest(other)
     check_same_run(manifest, theirs, other)
     merged = Merged()
@@ -57,6 +58,7 @@ def merge(layout: RunLayout, other: RunLayout) -> Merged:
         _merge_results(layout, manifest, other, merged)
         for source in verifications(other):
             try:
+                other.confined(source.root, "a verification")
                 merged.verifications[source.root.name] = _merge_verification(layout, manifest, source,
                                                                               merged.refused_verifications)
             except (UserError, OSError) as exc:  # the others, and every result already imported, stand
@@ -81,7 +83,7 @@ def _merge_results(layout: RunLayout, manifest: Manifest, other: RunLayout, merg
         if not source.exists():
             continue
         try:
-            raw = source.read_bytes()
+            raw = other.confined(source, "a result").read_bytes()
             record = read_result(source, raw)
             record.check_belongs(manifest, partition, source)
             arrays = _solutions_bytes(other, manifest, record)
@@ -104,7 +106,7 @@ def _solutions_bytes(other: RunLayout, manifest: Manifest, record: ResultRecord)
     is checked is what is copied); None for a problem that stores none."""
     if not get_problem(manifest.problem).reports_solutions:
         return None
-    path = other.solutions_file(record.partition)
+    path = other.confined(other.solutions_file(record.partition), "a solutions file")
     data = read_sealed(path, record.solutions_file.sha256 if record.solutions_file else None, "", "result")
     check_count(path, parse_solutions(path, data, record.n, record.solutions_file), record)
     return data
@@ -185,14 +187,16 @@ def _verification_here(layout: RunLayout, manifest: Manifest, source: RunLayout)
     shutil.rmtree(staging.root, ignore_errors=True)
     try:
         staging.pool_dir.mkdir(parents=True)
-        write_new_file(staging.manifest, source.manifest.read_bytes())
-        write_new_file(staging.verification_plan, source.verification_plan.read_bytes())
+        for path in (source.manifest, source.verification_plan):
+            write_new_file(staging.root / path.name, source.confined(path, "a verification file").read_bytes())
         plan, recounts = load_verification_plan(staging), load_manifest(staging)
         if plan.run_id != manifest.run_id:
             raise UserError(f"a verification of run {plan.run_id}, not of this run {manifest.run_id}")
+        if plan.name != source.root.name:
+            raise UserError(f"the directory of verification {plan.name!r} is named {source.root.name!r}")
         for entry in recounts.partitions:
             if not entry.file.startswith("../"):  # its own (a mirror image): the run's are checked as ever
-                write_new_file(staging.root / entry.file, read_partition(source, entry))
+                write_new_file(staging.partition_file(entry.index), read_partition(source, entry))
         staging.root.rename(target.root)
     finally:
         shutil.rmtree(staging.root, ignore_errors=True)  # refused or failed: nothing of it is left

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from permenum.errors import UserError
+
 # SLURM writes each array task's stdout+stderr to logs/<array job id>_<array task id>.out (%A_%a).
 _SLURM_LOG = re.compile(r"^(\d+)_(\d+)\.out$")
 
@@ -16,6 +18,16 @@ class RunLayout:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "root", Path(self.root).absolute())
+
+    def confined(self, path: Path, what: str) -> Path:
+        """``path`` once it resolves, links followed, inside this run directory; else one line refusing it.
+
+        Why: a name read from a manifest or found in another site's copy (rsync -a keeps symlinks) may point
+        anywhere, and whoever runs the command (root, on many clusters) would read or write there."""
+        resolved = Path(path).resolve()
+        if not resolved.is_relative_to(self.root.resolve()):
+            raise UserError(f"{path}: {what} leads outside {self.root} (to {resolved}): refused")
+        return path
 
     @property
     def manifest(self) -> Path:

@@ -26,7 +26,9 @@ from permenum.sealed import read_sealed
 MANIFEST_FORMAT = "permenum-pool/3"  # 3: sealed (the sha256 of its own content); 2: N-Queens absolute masks
 RESULT_FORMAT = "permenum-result/3"  # 3: whole counts (Costas classes counted once); 2: sealed
 FAILURE_FORMAT = "permenum-failure/1"
-_RUN_ID = re.compile(r"[0-9a-f]{32}")  # uuid4().hex: it is embedded in job names and the batch script
+_RUN_ID = re.compile(r"[0-9a-f]{32}")
+#: A partition's file as the pool writes it; a verification names the run's own as ``../../pool/...``
+_PARTITION_FILE = re.compile(r"(?:\.\./\.\./)?pool/part-(\d{5,})\.parquet")  # uuid4().hex: it is embedded in job names and the batch script
 SHUFFLE = "fisher-yates (numpy PCG64 permutation)"  # how every pool so far was shuffled
 
 
@@ -100,7 +102,9 @@ class PartitionEntry:
     estimated_cost: float | None = None  # pools before cost estimates have none
 
     def path(self, layout: RunLayout) -> Path:
-        return layout.root / self.file
+        """The file in ``layout``'s pool, or in its run's (a verification's ``../../``), never by a link out of it."""
+        home = RunLayout(layout.root.parent.parent) if self.file.startswith("../") else layout
+        return home.confined(layout.root / self.file, f"partition {self.index}'s file")
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -110,8 +114,11 @@ class PartitionEntry:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "PartitionEntry":
-        cost = d.get("estimated_cost")
-        return cls(int(d["index"]), str(d["file"]), int(d["rows"]), int(d.get("weight", 0)), str(d["sha256"]),
+        cost, index, file = d.get("estimated_cost"), int(d["index"]), str(d["file"])
+        name = _PARTITION_FILE.fullmatch(file)
+        if name is None or int(name[1]) != index:  # a name is data, never a path to follow (jobs.merge writes it)
+            raise ValueError(f"partition {index}'s file {file!r} is not pool/{RunLayout.part_name(index)}.parquet")
+        return cls(index, file, int(d["rows"]), int(d.get("weight", 0)), str(d["sha256"]),
                    None if cost is None else float(cost))
 
 

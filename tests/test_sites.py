@@ -6,6 +6,7 @@ test puts one site on the real single-node cluster."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -152,6 +153,69 @@ def test_a_damaged_verification_is_refused_and_the_rest_imported(cli, tmp_path: 
     assert proc.returncode == 1 and "imported 2 results (2-3)" in proc.stdout, proc.stdout + proc.stderr
     assert proc.stderr.startswith("refused verification v-") and len(proc.stderr.strip().splitlines()) == 1
     assert not (a / "verify").exists() or not any((a / "verify").iterdir())
+
+
+def _plant(verification: Path, file: str, payload: bytes) -> None:
+    """Reseal ``verification``'s manifest with partition 0's file named ``file`` and sealed to ``payload``: what a
+    hostile or broken site can hand over, as the old merge copied it to ``<staging>/<file>``."""
+    path = verification / "manifest.json"
+    content = json.loads(path.read_text())
+    del content["sha256"]
+    content["partitions"][0].update(file=file, sha256=hashlib.sha256(payload).hexdigest())
+    _write_sealed(path, content)
+
+
+@pytest.mark.parametrize("how", ["plain", "through a pool symlink", "result symlinked out", "verification symlinked out"])
+def test_merge_writes_and_reads_nothing_outside_either_run(cli, tmp_path: Path, how: str) -> None:  # type: ignore[no-untyped-def]
+    a, b = _two_sites(cli, tmp_path)
+    cli("verify", b, "--shards", "2", check=True)
+    verification = next((b / "verify").iterdir())
+    payload = b"#!/bin/sh\necho planted\n"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    if how == "plain":  # resolves, from the staging folder, to the home run's logs/
+        (b / "logs").mkdir(exist_ok=True)
+        (b / "logs" / "PLANTED.txt").write_bytes(payload)
+        _plant(verification, "pool/../../../logs/PLANTED.txt", payload)
+    elif how == "through a pool symlink":  # rsync -a keeps links: from the staging folder, outside the home run
+        deep = verification / "d1" / "d2" / "d3"
+        deep.mkdir(parents=True)
+        (verification / "pool").symlink_to(deep)
+        (b / "verify" / "ESCAPED.sh").write_bytes(payload)
+        _plant(verification, "pool/../../../../ESCAPED.sh", payload)
+    elif how == "result symlinked out":
+        result = b / "results" / "part-00003.json"
+        shutil.copy(result, outside / "part-00003.json")
+        result.unlink()
+        result.symlink_to(outside / "part-00003.json")
+    else:
+        shutil.move(verification, outside / verification.name)
+        verification.symlink_to(outside / verification.name)
+    untouched = _files(outside)
+    proc = cli("merge", a, b)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and ("malformed manifest" in lines[0] or "leads outside" in lines[0]), proc.stderr
+    assert not (a / "logs" / "PLANTED.txt").exists() and not (tmp_path / "ESCAPED.sh").exists()
+    assert _files(outside) == untouched
+    if how == "result symlinked out":
+        assert lines[0].startswith("refused 3: ") and not (a / "results" / "part-00003.json").exists()
+        assert "imported 1 result" in proc.stdout and "(2);" in proc.stdout, proc.stdout
+    else:
+        assert lines[0].startswith("refused verification v-")
+        assert not (a / "verify").exists() or not any((a / "verify").iterdir())  # nothing of the refused import
+
+
+def test_a_manifest_naming_a_file_outside_the_pool_is_refused(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    run = tmp_path / "run"
+    cli("pool", "nqueens", 8, "-P", 2, "--out", run, check=True)
+    content = json.loads((run / "manifest.json").read_text())
+    del content["sha256"]
+    content["partitions"][1]["file"] = "pool/../../elsewhere.parquet"
+    _write_sealed(run / "manifest.json", content)
+    proc = cli("run", run)
+    assert proc.returncode == 2 and "is not pool/part-00001.parquet" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
 
 
 def test_a_recount_at_the_same_site_with_the_same_kernel_is_refused(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
