@@ -1,8 +1,9 @@
 """Internal evidence for a finished run, where no published count may exist (Costas orders 30 and up).
 
-Three checks that need nothing from outside the run: every stored array is a Costas array (host code,
+Four checks that need nothing from outside the run: every stored array is a Costas array (host code,
 independent of the kernels); its classes, each counted once at its representative, times their orbit
-sizes give the run's total; and every array the algebraic constructions guarantee for the order
+sizes give the run's total; every member of those classes that the search finds is stored (an array
+taken away with its raw count leaves its class's orbit with a gap); and every array the algebraic constructions guarantee for the order
 (exponential Welch of order p-1, Lempel-Golomb of order q-2) is among them, as the arrays of orders
 27-29 were checked when they were first enumerated.
 """
@@ -27,11 +28,12 @@ class CostasEvidence:
     golomb: int
     missing: list[tuple[int, ...]]  # constructed arrays the run did not find
     not_costas: list[tuple[int, ...]]  # stored arrays that fail the check (a faulty kernel or a damaged file)
+    missing_members: list[tuple[int, ...]]  # of stored classes, found by the search, stored nowhere
 
     @property
     def sound(self) -> bool:
         return (self.orbit_total == self.total and not self.missing and not self.not_costas
-                and (self.counted_classes is None or self.counted_classes == self.classes))
+                and not self.missing_members and (self.counted_classes is None or self.counted_classes == self.classes))
 
     def describe(self) -> str:
         made = " and ".join(f"{k} {name}" for k, name in ((self.welch, "Welch"), (self.golomb, "Lempel-Golomb")) if k)
@@ -40,6 +42,9 @@ class CostasEvidence:
                 f"({'=' if self.orbit_total == self.total else 'DIFFERS FROM'} the total {self.total})")
         if self.not_costas:
             line += f"; {len(self.not_costas)} stored arrays are NOT Costas arrays, e.g. {list(self.not_costas[0])}"
+        if self.missing_members:
+            line += (f"; {len(self.missing_members)} members of the stored classes that the search finds are stored "
+                     f"NOWHERE, e.g. {list(self.missing_members[0])}")
         if self.counted_classes is not None and self.counted_classes != self.classes:
             line += f"; the results count {self.counted_classes} classes: DIFFERENT"
         if self.welch + self.golomb == 0:
@@ -55,7 +60,8 @@ def costas_evidence(layout: RunLayout, n: int, total: int, counted_classes: int 
     representatives = stored.arrays
     orbit_total = sum(len(set(symmetries(r))) for r in representatives)
     return CostasEvidence(len(representatives), orbit_total, total, counted_classes, len(welch_arrays(n)),
-                          len(golomb_arrays(n)), missing_constructions(n, representatives), stored.not_costas)
+                          len(golomb_arrays(n)), missing_constructions(n, representatives), stored.not_costas,
+                          stored.missing_members)
 
 
 #: problem -> its evidence from a finished run's own files (`collect` prints it); problems without one have none.

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from permenum.atomic import quarantine, write_bytes_atomic, write_new_file
 from permenum.errors import UserError
 from permenum.jobs.claims import PartitionClaimed, claim
-from permenum.jobs.solutions import check_count, parse_solutions, set_aside_solutions
+from permenum.jobs.solutions import check_arrays, parse_solutions, set_aside_solutions
 from permenum.jobs.verify import verifications
 from permenum.layout import RunLayout
 from permenum.lock import run_lock
@@ -108,7 +108,7 @@ def _solutions_bytes(other: RunLayout, manifest: Manifest, record: ResultRecord)
         return None
     path = other.confined(other.solutions_file(record.partition), "a solutions file")
     data = read_sealed(path, record.solutions_file.sha256 if record.solutions_file else None, "", "result")
-    check_count(path, parse_solutions(path, data, record.n, record.solutions_file), record)
+    check_arrays(path, parse_solutions(path, data, record.n, record.solutions_file), record, manifest.symmetry)
     return data
 
 

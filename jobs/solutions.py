@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 from permenum.atomic import quarantine, write_atomic
 from permenum.errors import UserError, one_line
 from permenum.layout import RunLayout
+from permenum.problems.costas_symmetry import class_share, is_canonical, is_costas, representative, symmetries
 from permenum.records import ResultRecord, SolutionsSeal, load_manifest, scan_results, sound_result
 from permenum.sealed import read_sealed
 
@@ -88,18 +89,34 @@ def parse_solutions(path: Path, data: bytes, n: int, seal: SolutionsSeal | None)
     return [tuple(int(x) for x in row) for row in flat.to_numpy(zero_copy_only=False).reshape(len(column), n)]
 
 
-def partition_arrays(layout: RunLayout, record: ResultRecord) -> list[Array]:
-    """A result's arrays, checked against it: its seal (sha256, rows) and, for results from before seals,
-    its raw count (one array per solution found)."""
+def partition_arrays(layout: RunLayout, record: ResultRecord, symmetry: str) -> list[Array]:
+    """A result's arrays, checked against it: its seal (sha256, rows) and its counts (check_arrays)."""
     path = layout.solutions_file(record.partition)
-    return check_count(path, read_solutions(path, record.n, record.solutions_file), record)
+    return check_arrays(path, read_solutions(path, record.n, record.solutions_file), record, symmetry)
 
 
-def check_count(path: Path, arrays: list[Array], record: ResultRecord) -> list[Array]:
-    """The arrays, once there is one for each solution the result counted; else one line."""
+def check_arrays(path: Path, arrays: list[Array], record: ResultRecord, symmetry: str) -> list[Array]:
+    """The arrays, once they account for the result's counts; else one line. One array per solution counted
+    raw, none twice, each one the search under ``symmetry`` finds, and the classes whose representative
+    is among them are the result's classes, their sizes its weighted count. Why: a result resealed with
+    an array and its raw count both taken away keeps its seals and, where the array was not its class's
+    representative, its weighted count. Arrays that are not Costas arrays are not judged here (their
+    symmetries mean nothing): stored_arrays flags them."""
     if len(arrays) != record.raw:
         raise UserError(f"{path} holds {len(arrays)} arrays, the result of partition {record.partition} counted "
                         f"{record.raw}")
+    if not all(is_costas(a) for a in arrays):
+        return arrays
+    if len(set(arrays)) != len(arrays):
+        raise UserError(f"{path} holds an array twice: not what the result of partition {record.partition} counted")
+    if symmetry == "canonical" and (stray := next((a for a in arrays if not is_canonical(a)), None)) is not None:
+        raise UserError(f"{path} holds {list(stray)}, which the canonical search never finds: not what the result "
+                        f"of partition {record.partition} counted")
+    shares = [class_share(a) for a in arrays]
+    weighted, classes = sum(w for w, _ in shares), sum(c for _, c in shares)
+    if (weighted, classes) != (record.weighted, record.classes):
+        raise UserError(f"{path}: its arrays are {weighted} solutions in {classes} classes, the result of partition "
+                        f"{record.partition} counted {record.weighted} in {record.classes}: it does not add up")
     return arrays
 
 
@@ -109,6 +126,8 @@ class StoredArrays:
 
     arrays: list[Array]  # one per symmetry class, at its representative; every member with expand
     not_costas: list[Array]  # as stored (a faulty kernel's: their symmetries mean nothing)
+    #: members of a stored class that the search must have found and no partition stored (orbit_gaps)
+    missing_members: list[Array]
 
 
 def stored_arrays(layout: RunLayout, expand: bool) -> StoredArrays:
@@ -119,7 +138,6 @@ def stored_arrays(layout: RunLayout, expand: bool) -> StoredArrays:
     count); ``expand`` lists every member of every class instead. Refuses a run whose partitions are not
     all done (the list would be partial), and any solutions file that does not match its result."""
     from permenum.problems import get_problem
-    from permenum.problems.costas_symmetry import is_costas, representative, symmetries
     from permenum.ranges import compact_ranges
 
     manifest = load_manifest(layout)
@@ -130,15 +148,26 @@ def stored_arrays(layout: RunLayout, expand: bool) -> StoredArrays:
     if missing:
         why = f" ({scan.damaged[min(scan.damaged)]})" if scan.damaged else ""
         raise UserError(f"partitions {compact_ranges(missing)} have no sound result yet{why}: the list would be incomplete")
-    found: set[Array] = set()
+    stored: set[Array] = set()
     bad: list[Array] = []
     for i in range(manifest.num_partitions):
-        for array in partition_arrays(layout, scan.done[i]):
-            if not is_costas(array):
-                bad.append(array)
+        for array in partition_arrays(layout, scan.done[i], manifest.symmetry):
+            if is_costas(array):
+                stored.add(array)
             else:
-                found.update(symmetries(array) if expand else (representative(array),))
-    return StoredArrays(sorted(found), bad)
+                bad.append(array)
+    classes = sorted({representative(a) for a in stored})
+    found = sorted({m for r in classes for m in symmetries(r)}) if expand else classes
+    return StoredArrays(found, bad, orbit_gaps(classes, stored, manifest.symmetry))
+
+
+def orbit_gaps(classes: list[Array], stored: set[Array], symmetry: str) -> list[Array]:
+    """The members of these classes that a whole search finds (every member; under canonical symmetry, those
+    it lets through, costas_symmetry.is_canonical) and that no partition stored: a whole run has none.
+    Why: it catches an array taken away, with its raw count, from a partition that did not hold its class's
+    representative (check_arrays cannot: there the partition's counts still add up)."""
+    searched = (lambda a: is_canonical(a)) if symmetry == "canonical" else (lambda a: True)
+    return sorted(m for r in classes for m in set(symmetries(r)) if searched(m) and m not in stored)
 
 
 def collected_arrays(layout: RunLayout, expand: bool) -> list[Array]:

@@ -21,6 +21,7 @@ from typing import Any
 from permenum.atomic import quarantine, write_json_atomic
 from permenum.errors import UserError
 from permenum.layout import RunLayout
+from permenum.problems import get_problem
 from permenum.sealed import read_sealed
 
 MANIFEST_FORMAT = "permenum-pool/3"  # 3: sealed (the sha256 of its own content); 2: N-Queens absolute masks
@@ -431,11 +432,19 @@ class ResultRecord:
         return float(self.nodes if self.nodes is not None else self.seconds.kernel)
 
     def check_belongs(self, manifest: Manifest, partition: int, path: Path) -> None:
-        """Refuse a result from another run or another pool (files must never be mixed)."""
+        """Refuse a result from another run or another pool (files must never be mixed), and one whose numbers
+        cannot all be true: states other than its partition's rows, counts the symmetry rule cannot give."""
         if self.run_id != manifest.run_id:
             raise UserError(f"{path}: result belongs to run {self.run_id}, this pool is run {manifest.run_id}")
-        if self.partition != partition or self.pool_sha256 != manifest.partition(partition).sha256:
+        entry = manifest.partition(partition)
+        if self.partition != partition or self.pool_sha256 != entry.sha256:
             raise UserError(f"{path}: result is for another partition or another version of partition {partition}")
+        if (self.problem, self.n) != (manifest.problem, manifest.n) or self.states != entry.rows:
+            raise UserError(f"{path}: result of {self.problem} {self.n} over {self.states} states, partition "
+                            f"{partition} is {manifest.problem} {manifest.n} with {entry.rows}: it does not add up")
+        why = get_problem(manifest.problem).counts_disagree(manifest.symmetry, self.weighted, self.raw, self.classes)
+        if why is not None:
+            raise UserError(f"{path}: result's counts do not add up ({why})")
 
     def to_json(self) -> dict[str, Any]:
         return {

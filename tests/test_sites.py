@@ -11,11 +11,14 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
 from permenum.jobs.collect import collect
+from permenum.jobs.solutions import read_solutions, write_arrays
 from permenum.layout import RunLayout
+from permenum.problems.costas_symmetry import class_share
 from permenum.records import _write_sealed, read_result
 from tests.conftest import published
 from tests.slurm_helpers import partition_states, wait_idle
@@ -216,6 +219,48 @@ def test_a_manifest_naming_a_file_outside_the_pool_is_refused(cli, tmp_path: Pat
     proc = cli("run", run)
     assert proc.returncode == 2 and "is not pool/part-00001.parquet" in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def _reseal(result: Path, **changes: object) -> None:
+    """The result rewritten with ``changes`` and sealed again: a forgery its seal cannot catch."""
+    _write_sealed(result, dataclasses.replace(read_result(result), **changes).to_json())
+
+
+def test_a_resealed_result_whose_numbers_cannot_all_be_true_is_refused(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    a, b = _two_sites(cli, tmp_path)
+    record = read_result(b / "results" / "part-00002.json")
+    _reseal(b / "results" / "part-00002.json", states=record.states + 1000)
+    _reseal(b / "results" / "part-00003.json", weighted=8 * read_result(b / "results" / "part-00003.json").raw + 8)
+    proc = cli("merge", a, b)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("refused 2: ") and lines[1].startswith("refused 3: "), lines
+    assert f"over {record.states + 1000} states" in lines[0] and f"with {record.states}: it does not add up" in lines[0]
+    assert "counts do not add up" in lines[1] and "each standing for" in lines[1]
+    assert not (a / "results" / "part-00002.json").exists() and not (a / "results" / "part-00003.json").exists()
+    proc = cli("collect", b)
+    assert proc.returncode == 2 and "damaged results" in proc.stderr and "does not add up" in proc.stderr
+
+
+def test_a_costas_result_resealed_one_array_short_is_caught(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The arrays and the raw count both lowered, the weighted count kept (the array was not its class's
+    representative): each file adds up alone; the class's orbit, across the run, has a gap."""
+    a, b = _two_sites(cli, tmp_path, "costas", 10, 2)
+    solutions, result = b / "solutions" / "part-00001.parquet", b / "results" / "part-00001.json"
+    arrays = read_solutions(solutions, 10)
+    dropped = next(x for x in arrays if class_share(x) == (0, 0))
+    kept = [x for x in arrays if x != dropped]
+    seal = write_arrays(solutions, np.array(kept, np.uint8))
+    _reseal(result, raw=len(kept), solutions_file=seal)
+    proc = cli("merge", a, b)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = cli("collect", a)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"stored NOWHERE, e.g. {list(dropped)}" in proc.stderr and "Traceback" not in proc.stderr
+    _reseal(result, raw=len(kept), weighted=read_result(result).weighted - 1, solutions_file=seal)
+    assert "imported 1 result" in cli("merge", b, a).stdout  # partition 0: b is whole (its 1 differs from a's)
+    proc = cli("collect", b)  # the weighted count lowered too: that partition no longer adds up alone
+    assert proc.returncode == 2 and "does not add up" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
 def test_a_recount_at_the_same_site_with_the_same_kernel_is_refused(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -171,6 +171,21 @@ class Problem(ABC):
     sample_states_per_lane: int | None = None  # the same for `estimate`'s sample blocks (None: states_per_lane)
     symmetry_modes: tuple[str, ...] = ("mirror", "none")
     default_symmetry: str = "mirror"
+    #: symmetry mode -> the fewest and the most solutions one solution found can stand for
+    solution_weights: dict[str, tuple[int, int]] = {"mirror": (1, 2), "none": (1, 1)}
+
+    def counts_disagree(self, symmetry: str, weighted: int, raw: int, classes: int | None) -> str | None:
+        """Why a result's counts cannot have come from one search under ``symmetry``; None where they can.
+
+        Why: a result resealed with a changed count passes its seal; what holds between its counts is
+        checked without counting again (only a re-count, `verify`, catches a change that keeps them)."""
+        if (classes is not None) != self.counts_classes:
+            return f"{'no' if classes is None else 'a'} class count, where {self.name} counts {'' if self.counts_classes else 'no '}classes"
+        low, high = self.solution_weights[symmetry]
+        if not low * raw <= weighted <= high * raw:
+            each = f"{low}" if low == high else f"{low} to {high}"
+            return f"{weighted} solutions from {raw} found, each standing for {each} under symmetry {symmetry}"
+        return None
 
     def levels_left(self, n: int, depth: int, symmetry: str) -> int:
         """At most how many more levels a state with a prefix of ``depth`` entries has (kernel stacks, walks)."""

@@ -110,8 +110,19 @@ class Costas(Problem):
     # 18-21 were 1.03-1.19x
     sample_states_per_lane = 8
 
+    # an array found weighs its class's size (1 to 8) where it is the class's representative, else 0
+    solution_weights = {"canonical": (0, 8), "none": (0, 8)}
+
     def is_solution(self, solution: list[int]) -> bool:
         return is_costas(solution)
+
+    def counts_disagree(self, symmetry: str, weighted: int, raw: int, classes: int | None) -> str | None:
+        """Also: each class counted is one of the arrays found, and stands for 1 to 8 of them (the stored
+        arrays themselves are checked against the counts by jobs.solutions.check_arrays)."""
+        why = super().counts_disagree(symmetry, weighted, raw, classes)
+        if why is None and classes is not None and not (classes <= raw and classes <= weighted <= 8 * classes):
+            why = f"{classes} classes for {raw} arrays found and {weighted} solutions"
+        return why
 
     def walk(self, n: int, batch: StateBatch, symmetry: str) -> Displacements:
         return Displacements.of(n, batch.prefix, symmetry)
