@@ -326,3 +326,31 @@ def test_a_command_run_to_outlive_term_survives_it_with_its_children() -> None:
     assert run(["sh", "-c", script], timeout=10, outlive_term=True) == "sleep exited 0\n"
     with pytest.raises(SlurmCommandError, match=r"failed \(exit -15\)"):
         run(["sh", "-c", script], timeout=10)
+
+
+def _recorded(monkeypatch: pytest.MonkeyPatch, answers: dict[str, str]) -> None:
+    """`commands.run` answers each query (by its first two words) with recorded output."""
+    from permenum.slurm import commands
+
+    monkeypatch.setattr(commands, "run", lambda cmd, *a, **k: answers[" ".join(cmd[:2])])
+
+
+def test_a_task_list_cut_short_is_refused_and_every_query_asks_for_whole_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recorded (Slurm 22.05): a held array of 286 scattered tasks, `scontrol show job -o` with the default
+    SLURM_BITSTR_LEN (its task list cut at 64 characters) and with SLURM_BITSTR_LEN=0 (whole)."""
+    from permenum.slurm.backend import Backend
+    from permenum.slurm.commands import SlurmCommandError, run
+
+    name = "permenum-nqueens12-0d4be2c7a1f6"
+    _recorded(monkeypatch, {"scontrol show": (DATA / "scontrol_whole.txt").read_text()})
+    tasks = Backend().jobs(name)
+    assert [t.partition for t in tasks] == [i for i in range(400) if i % 7 not in (1, 4)]  # squeue -r listed 286
+    _recorded(monkeypatch, {"scontrol show": (DATA / "scontrol_cut_short.txt").read_text()})
+    with pytest.raises(SlurmCommandError, match=r"cut short: '0,2-3,.*37-\.\.\.%3'") as cut:
+        Backend().jobs(name)
+    assert "\n" not in cut.value.summary()
+    with pytest.raises(ValueError, match="cut short"):  # sacct's unstarted tasks too, never skipped as foreign
+        queue.parse_sacct("41_[0,2-3,5-...%3]|permenum-x|PENDING|0:0|JobArrayTaskLimit|00:00:00\n", "permenum-x")
+    monkeypatch.undo()
+    monkeypatch.setenv("SLURM_BITSTR_LEN", "64")
+    assert run(["sh", "-c", 'echo "$SLURM_BITSTR_LEN"'], timeout=10) == "0\n"
