@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from permenum.layout import RunLayout
+from permenum.ranges import compact_ranges
 from permenum.records import read_result
 from permenum.slurm import cluster
 from tests.conftest import published
@@ -145,3 +146,33 @@ def test_cancelled_while_pending_is_failed_however_cancelled(slurm_cluster: clus
     assert partition_states(report)["done"] == list(range(6)), report
     proc = cli("collect", run, env=slurm_cluster.env, check=True)
     assert f"total {published('nqueens_total', 12)} " in proc.stdout
+
+
+def test_no_task_of_a_held_stepped_array_is_failed(wide_slurm_cluster: cluster.ClusterInfo, tmp_path: Path,
+                                                    cli) -> None:  # type: ignore[no-untyped-def]
+    """Every third partition, held and throttled: SLURM holds them as one pending record ``0-39:3%1`` and
+    Slurm 22.05's ``squeue -r`` leaves out 39. status calls every one pending, none failed, and resubmit
+    submits nothing."""
+    run = tmp_path / "stepped 'held' run"
+    cli("pool", "nqueens", 12, "--out", run, "-P", 40, check=True)
+    shards = list(range(0, 40, 3))
+    cli("submit", run, "--shards", compact_ranges(shards), "--throttle", 1, "--sbatch-arg=--hold",
+        env=wide_slurm_cluster.env, check=True)
+    (record,) = submissions(run)
+    job = record["job_id"]
+    try:
+        assert record["array"] == f"{compact_ranges(shards)}%1"
+        held = slurm(wide_slurm_cluster, "scontrol", "show", "job", "-o", str(job))
+        assert "ArrayTaskId=0-39:3%1 " in held  # SLURM's own stepped form of the pending tasks
+        listed = [int(i) for i in slurm(wide_slurm_cluster, "squeue", "-h", "-r", "-j", str(job), "-o", "%K").split()]
+        report = status(cli, wide_slurm_cluster, run)
+        states = partition_states(report)
+        assert states["pending"] == shards and not states["failed"] and not states["running"], report
+        assert states["missing"] == [p for p in range(40) if p not in shards]
+        left_out = [p for p in shards if p not in listed]  # [39] on Slurm 22.05
+        assert any(f"job {job} tasks {compact_ranges(left_out)}" in n for n in report["notes"]) == bool(left_out)
+        proc = cli("resubmit", run, env=wide_slurm_cluster.env, check=True)
+        assert proc.stdout.startswith("nothing to resubmit: no failed partitions"), proc.stdout
+        assert len(submissions(run)) == 1
+    finally:
+        slurm(wide_slurm_cluster, "scancel", str(job))

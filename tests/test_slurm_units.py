@@ -329,10 +329,10 @@ def test_a_command_run_to_outlive_term_survives_it_with_its_children() -> None:
 
 
 def _recorded(monkeypatch: pytest.MonkeyPatch, answers: dict[str, str]) -> None:
-    """`commands.run` answers each query (by its first two words) with recorded output."""
+    """`commands.run` answers each query (by its first three words) with recorded output."""
     from permenum.slurm import commands
 
-    monkeypatch.setattr(commands, "run", lambda cmd, *a, **k: answers[" ".join(cmd[:2])])
+    monkeypatch.setattr(commands, "run", lambda cmd, *a, **k: answers[" ".join(cmd[:3])])
 
 
 def test_a_task_list_cut_short_is_refused_and_every_query_asks_for_whole_ones(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -342,10 +342,10 @@ def test_a_task_list_cut_short_is_refused_and_every_query_asks_for_whole_ones(mo
     from permenum.slurm.commands import SlurmCommandError, run
 
     name = "permenum-nqueens12-0d4be2c7a1f6"
-    _recorded(monkeypatch, {"scontrol show": (DATA / "scontrol_whole.txt").read_text()})
+    _recorded(monkeypatch, {"scontrol show job": (DATA / "scontrol_whole.txt").read_text()})
     tasks = Backend().jobs(name)
     assert [t.partition for t in tasks] == [i for i in range(400) if i % 7 not in (1, 4)]  # squeue -r listed 286
-    _recorded(monkeypatch, {"scontrol show": (DATA / "scontrol_cut_short.txt").read_text()})
+    _recorded(monkeypatch, {"scontrol show job": (DATA / "scontrol_cut_short.txt").read_text()})
     with pytest.raises(SlurmCommandError, match=r"cut short: '0,2-3,.*37-\.\.\.%3'") as cut:
         Backend().jobs(name)
     assert "\n" not in cut.value.summary()
@@ -354,3 +354,25 @@ def test_a_task_list_cut_short_is_refused_and_every_query_asks_for_whole_ones(mo
     monkeypatch.undo()
     monkeypatch.setenv("SLURM_BITSTR_LEN", "64")
     assert run(["sh", "-c", 'echo "$SLURM_BITSTR_LEN"'], timeout=10) == "0\n"
+
+
+def test_the_task_squeue_leaves_out_of_a_stepped_range_is_queued_not_failed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recorded (Slurm 22.05): array 15 submitted as --array=0-95:5%1, task 0 running. `squeue -r` lists 0 to
+    90 and leaves out 95; `scontrol show job -o` holds the pending rest as one record, 5-95:5%1."""
+    from types import SimpleNamespace
+
+    from permenum.slurm.backend import Backend
+    from permenum.slurm.status import ask_scheduler
+
+    name = "permenum-nqueens12-5e1f0c2a9b31"
+    _recorded(monkeypatch, {"squeue -h -r": (DATA / "squeue_r_stepped.txt").read_text(),
+                            "scontrol show job": (DATA / "scontrol_stepped.txt").read_text(),
+                            "scontrol show config": (DATA / "scontrol_show_config.txt").read_text()})
+    listed = sorted(t.partition for t in Backend().queue(name))
+    assert listed == list(range(0, 95, 5))  # squeue's own omission: our parser reads all it prints
+    view = ask_scheduler(Backend(), name, SimpleNamespace(created="2026-11-27T10:00:00+00:00"))  # type: ignore[arg-type]
+    submitted = {i: f"15_{i}" for i in range(0, 100, 5)}
+    states, evidence, queued_jobs, _ = classify(Evidence(100, set(), view.queue, view.ended, {}, {}, submitted=submitted))
+    assert not states["failed"] and not evidence, evidence
+    assert states["running"] == [0] and states["pending"] == list(range(5, 100, 5)) and queued_jobs["pending"] == [15]
+    assert view.notes == ["squeue left out tasks that scontrol holds pending or running (counted as queued): job 15 tasks 95"]
