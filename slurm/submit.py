@@ -24,7 +24,7 @@ from typing import Any
 
 from permenum.atomic import write_bytes_atomic
 from permenum.errors import UserError
-from permenum.ranges import compact_ranges
+from permenum.ranges import brief_ranges, compact_ranges
 from permenum.layout import RunLayout
 from permenum.lock import run_lock
 from permenum.records import Manifest, check_verification_options, load_manifest
@@ -165,9 +165,9 @@ def _resubmit(layout: RunLayout, backend: Backend, include_missing: bool, force:
     if not todo:
         hints = []
         if report.queued:
-            hints.append(f"{compact_ranges(report.queued)} still pending or running")
+            hints.append(f"{brief_ranges(report.queued)} still pending or running")
         if report.states["missing"] and not include_missing:
-            hints.append(f"{compact_ranges(report.states['missing'])} never ran (add --include-missing)")
+            hints.append(f"{brief_ranges(report.states['missing'])} never ran (add --include-missing)")
         hint = f" ({'; '.join(hints)})" if hints else ""
         return Outcome(f"nothing to resubmit: no failed partitions{hint}", []), report
     _refuse_while_queued(report, force, "resubmit")
@@ -187,7 +187,7 @@ def _refuse_while_queued(report: StatusReport, force: bool, verb: str) -> None:
         return
     jobs = sorted({j for js in report.queued_jobs.values() for j in js})
     raise UserError(
-        f"refusing to {verb}: partitions {compact_ranges(report.queued)} of this run are still pending or running "
+        f"refusing to {verb}: partitions {brief_ranges(report.queued)} of this run are still pending or running "
         f"(job {', '.join(map(str, jobs))}); wait for them (`permenum status {report.run}`), or use --force to "
         f"{verb} the others now")
 

@@ -376,3 +376,23 @@ def test_the_task_squeue_leaves_out_of_a_stepped_range_is_queued_not_failed(monk
     assert not states["failed"] and not evidence, evidence
     assert states["running"] == [0] and states["pending"] == list(range(5, 100, 5)) and queued_jobs["pending"] == [15]
     assert view.notes == ["squeue left out tasks that scontrol holds pending or running (counted as queued): job 15 tasks 95"]
+
+
+def test_a_refusal_names_a_scattered_queue_in_one_short_line() -> None:
+    """Every third of 20,000 partitions still queued: the refusal shows the first ranges and how many in all."""
+    from permenum.ranges import brief_ranges
+    from permenum.slurm.status import STATES, StatusReport
+    from permenum.slurm.submit import _refuse_while_queued
+
+    queued = list(range(0, 20000, 3))
+    report = StatusReport(Path("/r"), "permenum-x", 20000, {**{s: [] for s in STATES}, "pending": queued},
+                          queued_jobs={"pending": [41, 42]})
+    with pytest.raises(UserError) as refused:
+        _refuse_while_queued(report, False, "resubmit")
+    line = str(refused.value)
+    assert "\n" not in line and len(line) < 300, line
+    assert "partitions 0,3,6,9,12,15,18,21,24,27,30,33 and 6655 more (6667 in all) of this run" in line
+    assert "(job 41, 42)" in line
+    _refuse_while_queued(report, True, "resubmit")  # --force: no refusal
+    shown = brief_ranges([1, 2, 3, 7, 9, 10], most=2)
+    assert shown == "1-3,7 and 2 more (6 in all)" and brief_ranges([1, 2, 3, 7], most=2) == compact_ranges([1, 2, 3, 7])
