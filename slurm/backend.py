@@ -63,9 +63,13 @@ class Backend:
             self._config = parse_config(commands.run(["scontrol", "show", "config"]))
         return self._config
 
+    def submit_command(self, script: Path, sbatch_args: list[str], script_args: list[str] | None = None) -> list[str]:
+        """``sbatch --parsable ARGS SCRIPT [SCRIPT_ARGS]``: what `submit` runs (and a dry run shows)."""
+        return ["sbatch", "--parsable", *sbatch_args, str(script), *(script_args or [])]
+
     def submit(self, script: Path, sbatch_args: list[str], script_args: list[str] | None = None) -> Submitted:
-        """``sbatch --parsable ARGS SCRIPT [SCRIPT_ARGS]``; command-line options override the script's #SBATCH lines."""
-        cmd = ["sbatch", "--parsable", *sbatch_args, str(script), *(script_args or [])]
+        """sbatch the script (submit_command); command-line options override the script's #SBATCH lines."""
+        cmd = self.submit_command(script, sbatch_args, script_args)
         out = commands.run(cmd).strip()
         job, _, cluster = out.partition(";")  # --parsable: "jobid" or "jobid;cluster"
         if not job.isdigit():

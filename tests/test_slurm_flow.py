@@ -6,6 +6,7 @@ Run directories have spaces and quotes in their names on purpose. Every wait is 
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -32,6 +33,10 @@ def test_full_flow_through_slurm(slurm_cluster: cluster.ClusterInfo, tmp_path: P
     run = tmp_path / "n12 'full' run"
     _pool(cli, run)
     # The task's options, as `permenum run` takes them (skip-all: not the CPU's default kernel).
+    dry = cli("submit", run, "--dry-run", "--throttle", 2, "--kernel", "skip-all", "--count-nodes",
+              env=slurm_cluster.env, check=True)
+    shown = [line.split("  # ")[0].strip() for line in dry.stderr.splitlines() if line.startswith("  sbatch ")]
+    assert len(shown) == 2 and not (run / "submissions.jsonl").exists(), dry.stderr
     proc = cli("submit", run, "--throttle", 2, "--kernel", "skip-all", "--count-nodes", env=slurm_cluster.env,
                check=True)
     # 8 partitions beyond the test cluster's MaxArraySize=5: two arrays, the second handed offset 5 and
@@ -42,6 +47,9 @@ def test_full_flow_through_slurm(slurm_cluster: cluster.ClusterInfo, tmp_path: P
     assert (first["array"], first["offset"], first["partitions"]) == ("0-4%2", 0, "0-4")
     assert (second["array"], second["offset"], second["partitions"]) == ("0-2%2", 5, "5-7")
     assert f"--dependency=afterany:{first['job_id']}" in second["command"] and second["command"][-1] == "5"
+    # the dry run showed these two commands (the first on the script's own name: sbatch got it as a candidate)
+    assert shown == [shlex.join(first["command"]).replace("array.sbatch.new", "array.sbatch"),
+                     shlex.join(second["command"]).replace(f"afterany:{first['job_id']}", "afterany:JOB1")]
     # sbatch got the new script under its candidate name; once accepted it became the run's script
     assert first["command"][:2] == ["sbatch", "--parsable"] and first["command"][-1] == str(run / "slurm" / "array.sbatch.new")
     assert second["command"][-2] == first["script"] == str(run / "slurm" / "array.sbatch")

@@ -4,6 +4,7 @@ parsers on output recorded from the real daemons (tests/data/), the state tables
 from __future__ import annotations
 
 import json
+import shlex
 import os
 import stat
 import subprocess
@@ -396,3 +397,34 @@ def test_a_refusal_names_a_scattered_queue_in_one_short_line() -> None:
     _refuse_while_queued(report, True, "resubmit")  # --force: no refusal
     shown = brief_ranges([1, 2, 3, 7, 9, 10], most=2)
     assert shown == "1-3,7 and 2 more (6 in all)" and brief_ranges([1, 2, 3, 7], most=2) == compact_ranges([1, 2, 3, 7])
+
+
+def test_a_dry_run_shows_the_sbatch_commands_the_submission_runs_past_max_array_size(tmp_path: Path) -> None:
+    """20,000 partitions under MaxArraySize=1001: 20 arrays with their offsets, each after the one before; the
+    dry run's lines are the commands the real path hands sbatch, with JOBk for the k-th array's job id."""
+    from permenum.slurm.backend import Backend, Submitted
+    from permenum.slurm.submit import _submit_arrays, dry_run_message
+
+    class Recording(Backend):
+        def __init__(self) -> None:
+            super().__init__()
+            self._config = {"MaxArraySize": "1001"}
+            self.commands: list[list[str]] = []
+
+        def submit(self, script: Path, sbatch_args: list[str], script_args: list[str] | None = None) -> Submitted:
+            self.commands.append(self.submit_command(script, sbatch_args, script_args))
+            return Submitted(500 + len(self.commands), None, self.commands[-1])
+
+    layout = RunLayout(tmp_path / "a 'run'")
+    backend = Recording()
+    plans = plan_arrays(list(range(20000)), backend.config())
+    said = dry_run_message(layout, backend, plans, 4).splitlines()
+    assert said[0].startswith("dry run: would submit 20 array jobs (20000 partitions; MaxArraySize=1001")
+    _submit_arrays(layout, backend, plans, 4, "submit", None)
+    ran = [shlex.join(cmd) for cmd in backend.commands]
+    shown = [line.strip().split("  # ")[0] for line in said[1:]]
+    for k in range(20, 0, -1):  # JOB20 before JOB2
+        shown = [line.replace(f"afterany:JOB{k}", f"afterany:{500 + k}") for line in shown]
+    assert shown == ran and len(ran) == 20
+    assert ran[1].endswith(f"--array=0-1000%4 --dependency=afterany:501 {shlex.quote(str(layout.sbatch_script))} 1001")
+    assert said[-1].endswith("# JOB20: partitions 19019-19999") and "--array=0-980%4" in said[-1]
