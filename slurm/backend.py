@@ -8,6 +8,7 @@ Submission is `sbatch` in both, so the script's #SBATCH lines mean the same whoe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,9 +63,13 @@ class Backend:
             self._config = parse_config(commands.run(["scontrol", "show", "config"]))
         return self._config
 
+    def submit_command(self, script: Path, sbatch_args: list[str], script_args: list[str] | None = None) -> list[str]:
+        """``sbatch --parsable ARGS SCRIPT [SCRIPT_ARGS]``: what `submit` runs (and a dry run shows)."""
+        return ["sbatch", "--parsable", *sbatch_args, str(script), *(script_args or [])]
+
     def submit(self, script: Path, sbatch_args: list[str], script_args: list[str] | None = None) -> Submitted:
-        """``sbatch --parsable ARGS SCRIPT [SCRIPT_ARGS]``; command-line options override the script's #SBATCH lines."""
-        cmd = ["sbatch", "--parsable", *sbatch_args, str(script), *(script_args or [])]
+        """sbatch the script (submit_command); command-line options override the script's #SBATCH lines."""
+        cmd = self.submit_command(script, sbatch_args, script_args)
         out = commands.run(cmd).strip()
         job, _, cluster = out.partition(";")  # --parsable: "jobid" or "jobid;cluster"
         if not job.isdigit():
@@ -73,12 +78,13 @@ class Backend:
 
     def queue(self, job_name: str) -> list[TaskState]:
         """The tasks still in the queue (pending or running), one per array index (squeue -r)."""
-        text = commands.run(["squeue", "-h", "-r", "--name", job_name, "-o", SQUEUE_FORMAT])
-        return parse_squeue(text, job_name)
+        return _parsed(["squeue", "-h", "-r", "--name", job_name, "-o", SQUEUE_FORMAT],
+                       lambda text: parse_squeue(text, job_name))
 
     def jobs(self, job_name: str) -> list[TaskState]:
-        """Every task the controller remembers, ended ones included until MinJobAge passes."""
-        return parse_scontrol_jobs(commands.run(["scontrol", "show", "job", "-o"]), job_name)
+        """Every task the controller remembers: the queued ones (a pending array as one record with its whole
+        task list) and the ended ones until MinJobAge passes."""
+        return _parsed(["scontrol", "show", "job", "-o"], lambda text: parse_scontrol_jobs(text, job_name))
 
     def accounting(self, job_name: str, since: str) -> History:
         """sacct, where an accounting storage is configured (it keeps ended jobs for good)."""
@@ -86,11 +92,10 @@ class Backend:
         if kind.endswith("/none"):
             return History([], f"not configured (AccountingStorageType={kind})", False)
         try:
-            text = commands.run(["sacct", "--parsable2", "--noheader", "-X", "--name", job_name,
-                                 "--starttime", since, "-o", SACCT_FIELDS])
+            records = _parsed(["sacct", "--parsable2", "--noheader", "-X", "--name", job_name,
+                               "--starttime", since, "-o", SACCT_FIELDS], lambda text: parse_sacct(text, job_name))
         except commands.SlurmCommandError as exc:
             return History([], f"unavailable: {exc.summary()}", False)
-        records = parse_sacct(text, job_name)
         return History(records, f"{len(records)} task records", True)
 
     def jobcomp(self, job_name: str) -> History:
@@ -100,11 +105,22 @@ class Backend:
         if kind != "jobcomp/filetxt":
             return History([], f"not configured (JobCompType={kind})", False)
         try:
-            text = Path(loc).read_text(errors="replace")
+            records = parse_jobcomp(Path(loc).read_text(errors="replace"), job_name)
         except OSError as exc:
             return History([], f"{loc} unreadable ({exc.strerror})", False)
-        records = parse_jobcomp(text, job_name)
+        except ValueError as exc:
+            return History([], f"{loc} unreadable ({exc})", False)
         return History(records, f"{loc}, {len(records)} task records", True)
+
+
+def _parsed(cmd: list[str], parse: Callable[[str], list[TaskState]]) -> list[TaskState]:
+    """Run one query and parse its output; output permenum cannot read (an array task list it cannot expand)
+    fails that command in one line, never as a traceback, and is never read as "no tasks"."""
+    text = commands.run(cmd)
+    try:
+        return parse(text)
+    except ValueError as exc:
+        raise commands.SlurmCommandError(cmd, f"printed what permenum cannot read ({exc})") from None
 
 
 class PyslurmBackend(Backend):

@@ -1,13 +1,15 @@
 """The one door to SLURM's command-line tools: every sbatch/squeue/scontrol/sacct/sinfo call goes through `run`.
 
 Argument lists only (never a shell), a timeout on every call, the environment inherited (so
-`SLURM_CONF` from `permenum cluster up` reaches the client), and on any failure a `SlurmCommandError`
-that carries the command, exit code, stdout and stderr, so nothing is swallowed or guessed.
+`SLURM_CONF` from `permenum cluster up` reaches the client) with `SLURM_BITSTR_LEN` set to 0, and on any
+failure a `SlurmCommandError` that carries the command, exit code, stdout and stderr, so nothing is
+swallowed or guessed.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import shlex
 import signal
 import subprocess
@@ -17,6 +19,10 @@ log = logging.getLogger(__name__)
 
 #: Queries answer in well under a second on a healthy controller; a busy one may take a few.
 DEFAULT_TIMEOUT = 60.0
+
+#: Set for every call: the clients cut an array's task list at 64 characters by default ("0,2-3,...,37-...%3",
+#: seen from scontrol and squeue on Slurm 22.05 for a pending array of 286 scattered tasks); 0 prints it whole.
+FULL_TASK_LISTS = {"SLURM_BITSTR_LEN": "0"}
 
 
 class SlurmCommandError(RuntimeError):
@@ -47,7 +53,8 @@ def run(cmd: Sequence[str], timeout: float = DEFAULT_TIMEOUT, outlive_term: bool
     log.debug("running %s", shlex.join(argv))
     try:
         proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
-                              check=False, preexec_fn=_ignore_term if outlive_term else None)
+                              check=False, env={**os.environ, **FULL_TASK_LISTS},
+                              preexec_fn=_ignore_term if outlive_term else None)
     except FileNotFoundError:
         raise SlurmCommandError(argv, f"failed: {argv[0]} is not on PATH (install SLURM's client commands, "
                                       "Debian's slurm-client)") from None

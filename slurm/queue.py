@@ -106,9 +106,13 @@ def parse_squeue(text: str, job_name: str) -> list[TaskState]:
 
 
 def _task_ids(field: str) -> list[int]:
+    """An array task list as SLURM prints it (``5-95:5%1``: the end is a task); one cut short (``37-...%3``)
+    is refused, never read as the tasks it shows: the rest would be missed."""
     field = field.strip()
     if not field or field.upper() in ("N/A", "(NULL)"):
         return []
+    if "..." in field:
+        raise ValueError(f"array task list cut short: {field!r} (SLURM_BITSTR_LEN=0 prints it whole)")
     return expand_ranges(field)
 
 
@@ -161,7 +165,7 @@ def _parse_job_lines(text: str, name_key: str, job_name: str, source: str) -> li
 
 #: sacct --parsable2 --noheader -X -o SACCT_FIELDS
 SACCT_FIELDS = "JobID,JobName,State,ExitCode,Reason,Elapsed"
-_SACCT_ID = re.compile(r"^(\d+)_(\[?[\d,\-:%]+\]?)$")
+_SACCT_ID = re.compile(r"^(\d+)_(\[?[\d,\-:%.]+\]?)$")
 
 
 def parse_sacct(text: str, job_name: str) -> list[TaskState]:
@@ -176,7 +180,7 @@ def parse_sacct(text: str, job_name: str) -> list[TaskState]:
             continue
         state = normalize_state(fields[2])
         records.extend(TaskState(int(m.group(1)), p, state, "sacct", fields[4], fields[3], fields[5] != _NO_TIME)
-                       for p in expand_ranges(m.group(2)))
+                       for p in _task_ids(m.group(2)))
     return records
 
 

@@ -1,7 +1,10 @@
 """What each partition of a run is: done, running, pending, failed or missing.
 
 * done: its result file exists (the truth; read last, so a task that ends during the query counts).
-* pending / running: the queue (squeue, or pyslurm) lists its array task in such a state.
+* pending / running: the queue (squeue, or pyslurm) lists its array task in such a state, or the controller's
+  own record of the job (scontrol) holds it so: Slurm 22.05's ``squeue -r`` leaves out the last task of a
+  pending array that it shows as a stepped range (``5-95:5%1`` listed 5 to 90), and a task the scheduler
+  still holds is never failed.
 * failed: not done, not queued, and something says it ran and ended: the scheduler (scontrol while it
   remembers the job, sacct where accounting exists, the jobcomp log where readable) reports an end
   state, the task left ``logs/part-NNNNN.error.json``, or SLURM wrote its log ``logs/%A_%a.out`` (a
@@ -201,6 +204,27 @@ class SchedulerView:
     sources: dict[str, str]
     backend: str
     asked: bool = True
+    notes: list[str] = field(default_factory=list)
+
+
+def held_tasks(listed: list[TaskState], remembered: list[TaskState], listed_by: str,
+               remembered_by: str) -> tuple[list[TaskState], list[str]]:
+    """The queued tasks: those the queue listed, and those the controller's records hold pending or running
+    that it left out (Slurm 22.05's ``squeue -r`` drops the last task of a stepped range: recorded in
+    tests/data/squeue_r_stepped.txt). A note names what was left out: (queue, notes)."""
+    seen = {(t.array_job_id, t.index) for t in listed}
+    missed: dict[tuple[int, int], TaskState] = {}
+    for t in remembered:
+        if t.category in ("pending", "running") and (t.array_job_id, t.index) not in seen:
+            missed.setdefault((t.array_job_id, t.index), t)
+    if not missed:
+        return listed, []
+    by_job: dict[int, list[int]] = {}
+    for job, index in missed:
+        by_job.setdefault(job, []).append(index)
+    which = "; ".join(f"job {job} tasks {compact_ranges(indices)}" for job, indices in sorted(by_job.items()))
+    return listed + list(missed.values()), [f"{listed_by} left out tasks that {remembered_by} holds pending or "
+                                            f"running (counted as queued): {which}"]
 
 
 NO_SCHEDULER = SchedulerView([], [], {"scheduler": NOT_ASKED}, "none", asked=False)
@@ -208,19 +232,20 @@ NO_SCHEDULER = SchedulerView([], [], {"scheduler": NOT_ASKED}, "none", asked=Fal
 
 def ask_scheduler(backend: Backend, name: str, manifest: Manifest, backend_note: str = "") -> SchedulerView:
     """Every source the backend has: the queue, the controller's memory, sacct, the jobcomp log."""
-    queue = backend.queue(name)
+    listed = backend.queue(name)
     remembered = backend.jobs(name)
+    queue, notes = held_tasks(listed, remembered, backend.queue_source, backend.jobs_source)
     accounting = backend.accounting(name, _since(manifest))
     jobcomp = backend.jobcomp(name)
     sources = {
-        backend.queue_source: f"{len(queue)} queued tasks",
+        backend.queue_source: f"{len(listed)} queued tasks",
         backend.jobs_source: f"{len(remembered)} task records (kept for MinJobAge="
                              f"{backend.config().get('MinJobAge', '?')})",
         "sacct": accounting.note,
         "jobcomp": jobcomp.note,
     }
     return SchedulerView(queue, remembered + accounting.records + jobcomp.records, sources,
-                         backend_note or backend.name)
+                         backend_note or backend.name, notes=notes)
 
 
 def gather(layout: RunLayout, backend: Backend | None, backend_note: str = "") -> StatusReport:
@@ -248,7 +273,7 @@ def gather(layout: RunLayout, backend: Backend | None, backend_note: str = "") -
     }
     return StatusReport(layout.root, name, len(scope), states, evidence,
                         {i: logs[i] for i in states["failed"] if i in logs}, queued_jobs, sources, view.backend,
-                        notes, run_progress(layout, manifest), view.asked)
+                        view.notes + notes, run_progress(layout, manifest), view.asked)
 
 
 def _placed(records: list[TaskState], offsets: dict[int, int]) -> list[TaskState]:

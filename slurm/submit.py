@@ -18,13 +18,14 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import shlex
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from permenum.atomic import write_bytes_atomic
 from permenum.errors import UserError
-from permenum.ranges import compact_ranges
+from permenum.ranges import brief_ranges, compact_ranges
 from permenum.layout import RunLayout
 from permenum.lock import run_lock
 from permenum.records import Manifest, check_verification_options, load_manifest
@@ -95,11 +96,12 @@ def check_device(task: TaskOptions | None) -> None:
 
 
 def submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: bool = False,
-           backend_note: str = "", shards: list[int] | None = None) -> tuple[Outcome, StatusReport]:
+           backend_note: str = "", shards: list[int] | None = None,
+           dry_run: bool = False) -> tuple[Outcome, StatusReport]:
     """Render the script and submit every partition (of ``shards``, a site's share of the pool; None: the
-    shards given here before, if any) that is neither done nor queued."""
+    shards given here before, if any) that is neither done nor queued; ``dry_run``: say how, write nothing."""
     with run_lock(layout, "submit"):
-        return _submit(layout, backend, options, force, backend_note, this_sites(layout, backend, shards))
+        return _submit(layout, backend, options, force, backend_note, this_sites(layout, backend, shards), dry_run)
 
 
 def this_sites(layout: RunLayout, backend: Backend, shards: list[int] | None) -> list[int] | None:
@@ -112,7 +114,7 @@ def this_sites(layout: RunLayout, backend: Backend, shards: list[int] | None) ->
 
 
 def _submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: bool,
-            backend_note: str, shards: list[int] | None) -> tuple[Outcome, StatusReport]:
+            backend_note: str, shards: list[int] | None, dry_run: bool) -> tuple[Outcome, StatusReport]:
     manifest = load_manifest(layout)
     task = options.task or TaskOptions()
     check_verification_options(layout, task.kernel, task.device)
@@ -127,6 +129,8 @@ def _submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: 
         return Outcome(f"nothing to submit: the {which} have results or are pending or running", []), report
     _refuse_while_queued(report, force, "submit")
     plans = plan_arrays(todo, backend.config())
+    if dry_run:
+        return Outcome(dry_run_message(layout, backend, plans, options.throttle), todo), report
     # the script replaces the last one only once sbatch accepted it: `resubmit` must not inherit rejected options
     write_bytes_atomic(layout.candidate_sbatch_script, text.encode())
     outcome = _submit_arrays(layout, backend, plans, options.throttle, "submit", _as_record(options),
@@ -165,9 +169,9 @@ def _resubmit(layout: RunLayout, backend: Backend, include_missing: bool, force:
     if not todo:
         hints = []
         if report.queued:
-            hints.append(f"{compact_ranges(report.queued)} still pending or running")
+            hints.append(f"{brief_ranges(report.queued)} still pending or running")
         if report.states["missing"] and not include_missing:
-            hints.append(f"{compact_ranges(report.states['missing'])} never ran (add --include-missing)")
+            hints.append(f"{brief_ranges(report.states['missing'])} never ran (add --include-missing)")
         hint = f" ({'; '.join(hints)})" if hints else ""
         return Outcome(f"nothing to resubmit: no failed partitions{hint}", []), report
     _refuse_while_queued(report, force, "resubmit")
@@ -177,8 +181,7 @@ def _resubmit(layout: RunLayout, backend: Backend, include_missing: bool, force:
         throttle = last_throttle(layout)
     plans = plan_arrays(sorted(todo), backend.config())
     if dry_run:
-        arrays = "; ".join(plan.describe(throttle) for plan in plans)
-        return Outcome(f"dry run: would submit {arrays} ({layout.sbatch_script})", sorted(todo)), report
+        return Outcome(dry_run_message(layout, backend, plans, throttle), sorted(todo)), report
     return _submit_arrays(layout, backend, plans, throttle, "resubmit", None, shards=shards), report
 
 
@@ -187,7 +190,7 @@ def _refuse_while_queued(report: StatusReport, force: bool, verb: str) -> None:
         return
     jobs = sorted({j for js in report.queued_jobs.values() for j in js})
     raise UserError(
-        f"refusing to {verb}: partitions {compact_ranges(report.queued)} of this run are still pending or running "
+        f"refusing to {verb}: partitions {brief_ranges(report.queued)} of this run are still pending or running "
         f"(job {', '.join(map(str, jobs))}); wait for them (`permenum status {report.run}`), or use --force to "
         f"{verb} the others now")
 
@@ -210,6 +213,29 @@ def plan_arrays(partitions: list[int], config: dict[str, str]) -> list[ArrayPlan
     return plans
 
 
+def sbatch_args(plan: ArrayPlan, throttle: int | None, before: str | None) -> tuple[list[str], list[str]]:
+    """sbatch's options and the script's arguments for one array: its ``--array``; with a throttle, a
+    dependency on the array ``before`` it (its job id), so the throttle holds for the run; its offset."""
+    chained = [f"--dependency=afterany:{before}"] if throttle and before else []
+    return [f"--array={array_spec(plan.indices, throttle)}", *chained], [str(plan.offset)] if plan.offset else []
+
+
+def dry_run_message(layout: RunLayout, backend: Backend, plans: list[ArrayPlan], throttle: int | None) -> str:
+    """The sbatch commands that the real submission runs, one line each; JOBk stands for the job id that
+    sbatch gives the k-th array (not known before it is submitted)."""
+    lines = []
+    for k, plan in enumerate(plans, 1):
+        args, script_args = sbatch_args(plan, throttle, f"JOB{k - 1}" if k > 1 else None)
+        lines.append(f"  {shlex.join(backend.submit_command(layout.sbatch_script, args, script_args))}"
+                     f"  # JOB{k}: partitions {compact_ranges(plan.partitions)}")
+    count = sum(len(plan.partitions) for plan in plans)
+    head = (f"dry run: would submit 1 array job ({count} partitions):" if len(plans) == 1 else
+            f"dry run: would submit {len(plans)} array jobs ({count} partitions; MaxArraySize="
+            f"{backend.config().get('MaxArraySize')}: partition = array index + the offset after the script"
+            + ("; each after the one before, so the throttle holds for the run" if throttle else "") + "):")
+    return "\n".join([head, *lines])
+
+
 def _submit_arrays(layout: RunLayout, backend: Backend, plans: list[ArrayPlan], throttle: int | None, kind: str,
                    options: dict[str, Any] | None, script: Path | None = None,
                    shards: list[int] | None = None) -> Outcome:
@@ -218,9 +244,9 @@ def _submit_arrays(layout: RunLayout, backend: Backend, plans: list[ArrayPlan], 
     With a throttle each array depends on the one before (afterany): the throttle holds for the run."""
     submitted: list[Submitted] = []
     for plan in plans:
-        after = [f"--dependency=afterany:{submitted[-1].job_id}"] if throttle and submitted else []
+        before = str(submitted[-1].job_id) if submitted else None
         try:
-            submitted.append(_submit_array(layout, backend, plan, throttle, kind, options, after, script, shards))
+            submitted.append(_submit_array(layout, backend, plan, throttle, kind, options, before, script, shards))
         except SlurmCommandError as exc:
             if not submitted:
                 raise
@@ -241,13 +267,12 @@ def _submit_arrays(layout: RunLayout, backend: Backend, plans: list[ArrayPlan], 
 
 
 def _submit_array(layout: RunLayout, backend: Backend, plan: ArrayPlan, throttle: int | None, kind: str,
-                  options: dict[str, Any] | None, sbatch_args: list[str], script: Path | None,
+                  options: dict[str, Any] | None, before: str | None, script: Path | None,
                   shards: list[int] | None) -> Submitted:
-    """sbatch one array and record it in submissions.jsonl."""
+    """sbatch one array (after the job ``before`` it, with a throttle) and record it in submissions.jsonl."""
     spec = array_spec(plan.indices, throttle)
     layout.logs_dir.mkdir(parents=True, exist_ok=True)  # SLURM cannot create the --output directory
-    script_args = [str(plan.offset)] if plan.offset else []
-    submitted = backend.submit(script or layout.sbatch_script, [f"--array={spec}", *sbatch_args], script_args)
+    submitted = backend.submit(script or layout.sbatch_script, *sbatch_args(plan, throttle, before))
     if script is not None and script != layout.sbatch_script:
         os.replace(script, layout.sbatch_script)  # sbatch has its own copy of the script
     record = {

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from permenum.known import known
-from tests.slurm_fixture import slurm_cluster  # noqa: F401  (re-exported fixture)
+from tests.slurm_fixture import slurm_cluster, wide_slurm_cluster  # noqa: F401  (re-exported fixtures)
 
 SHARED_COUNTS = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "known_counts.json"
 

@@ -16,6 +16,8 @@ from permenum.slurm import cluster
 
 #: Low, as a site may set it: a run of more partitions is submitted as several arrays in every SLURM test.
 MAX_ARRAY_SIZE = 5
+#: SLURM's default, for the few tests whose arrays must span more indices than MAX_ARRAY_SIZE allows.
+WIDE_MAX_ARRAY_SIZE = 1001
 
 
 @pytest.fixture(scope="session")
@@ -24,6 +26,19 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[cluster.
     cluster.ensure_installed()
     state_dir = tmp_path_factory.mktemp("slurm cluster") / "state dir"
     info = cluster.up(state_dir, max_array_size=MAX_ARRAY_SIZE)
+    try:
+        yield info
+    finally:
+        cluster.down(state_dir)
+
+
+@pytest.fixture(scope="session")
+def wide_slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[cluster.ClusterInfo]:
+    """A second cluster with SLURM's default MaxArraySize: SLURM shows a pending array as a stepped range
+    (``0-36:3``) only past ten indices, beyond what ``slurm_cluster`` takes. Started only where asked for."""
+    cluster.ensure_installed()
+    state_dir = tmp_path_factory.mktemp("wide slurm cluster") / "state dir"
+    info = cluster.up(state_dir, max_array_size=WIDE_MAX_ARRAY_SIZE)
     try:
         yield info
     finally:

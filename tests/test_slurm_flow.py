@@ -6,12 +6,14 @@ Run directories have spaces and quotes in their names on purpose. Every wait is 
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
 from permenum.layout import RunLayout
+from permenum.ranges import compact_ranges
 from permenum.records import read_result
 from permenum.slurm import cluster
 from tests.conftest import published
@@ -31,6 +33,10 @@ def test_full_flow_through_slurm(slurm_cluster: cluster.ClusterInfo, tmp_path: P
     run = tmp_path / "n12 'full' run"
     _pool(cli, run)
     # The task's options, as `permenum run` takes them (skip-all: not the CPU's default kernel).
+    dry = cli("submit", run, "--dry-run", "--throttle", 2, "--kernel", "skip-all", "--count-nodes",
+              env=slurm_cluster.env, check=True)
+    shown = [line.split("  # ")[0].strip() for line in dry.stderr.splitlines() if line.startswith("  sbatch ")]
+    assert len(shown) == 2 and not (run / "submissions.jsonl").exists(), dry.stderr
     proc = cli("submit", run, "--throttle", 2, "--kernel", "skip-all", "--count-nodes", env=slurm_cluster.env,
                check=True)
     # 8 partitions beyond the test cluster's MaxArraySize=5: two arrays, the second handed offset 5 and
@@ -41,6 +47,9 @@ def test_full_flow_through_slurm(slurm_cluster: cluster.ClusterInfo, tmp_path: P
     assert (first["array"], first["offset"], first["partitions"]) == ("0-4%2", 0, "0-4")
     assert (second["array"], second["offset"], second["partitions"]) == ("0-2%2", 5, "5-7")
     assert f"--dependency=afterany:{first['job_id']}" in second["command"] and second["command"][-1] == "5"
+    # the dry run showed these two commands (the first on the script's own name: sbatch got it as a candidate)
+    assert shown == [shlex.join(first["command"]).replace("array.sbatch.new", "array.sbatch"),
+                     shlex.join(second["command"]).replace(f"afterany:{first['job_id']}", "afterany:JOB1")]
     # sbatch got the new script under its candidate name; once accepted it became the run's script
     assert first["command"][:2] == ["sbatch", "--parsable"] and first["command"][-1] == str(run / "slurm" / "array.sbatch.new")
     assert second["command"][-2] == first["script"] == str(run / "slurm" / "array.sbatch")
@@ -145,3 +154,33 @@ def test_cancelled_while_pending_is_failed_however_cancelled(slurm_cluster: clus
     assert partition_states(report)["done"] == list(range(6)), report
     proc = cli("collect", run, env=slurm_cluster.env, check=True)
     assert f"total {published('nqueens_total', 12)} " in proc.stdout
+
+
+def test_no_task_of_a_held_stepped_array_is_failed(wide_slurm_cluster: cluster.ClusterInfo, tmp_path: Path,
+                                                    cli) -> None:  # type: ignore[no-untyped-def]
+    """Every third partition, held and throttled: SLURM holds them as one pending record ``0-39:3%1`` and
+    Slurm 22.05's ``squeue -r`` leaves out 39. status calls every one pending, none failed, and resubmit
+    submits nothing."""
+    run = tmp_path / "stepped 'held' run"
+    cli("pool", "nqueens", 12, "--out", run, "-P", 40, check=True)
+    shards = list(range(0, 40, 3))
+    cli("submit", run, "--shards", compact_ranges(shards), "--throttle", 1, "--sbatch-arg=--hold",
+        env=wide_slurm_cluster.env, check=True)
+    (record,) = submissions(run)
+    job = record["job_id"]
+    try:
+        assert record["array"] == f"{compact_ranges(shards)}%1"
+        held = slurm(wide_slurm_cluster, "scontrol", "show", "job", "-o", str(job))
+        assert "ArrayTaskId=0-39:3%1 " in held  # SLURM's own stepped form of the pending tasks
+        listed = [int(i) for i in slurm(wide_slurm_cluster, "squeue", "-h", "-r", "-j", str(job), "-o", "%K").split()]
+        report = status(cli, wide_slurm_cluster, run)
+        states = partition_states(report)
+        assert states["pending"] == shards and not states["failed"] and not states["running"], report
+        assert states["missing"] == [p for p in range(40) if p not in shards]
+        left_out = [p for p in shards if p not in listed]  # [39] on Slurm 22.05
+        assert any(f"job {job} tasks {compact_ranges(left_out)}" in n for n in report["notes"]) == bool(left_out)
+        proc = cli("resubmit", run, env=wide_slurm_cluster.env, check=True)
+        assert proc.stdout.startswith("nothing to resubmit: no failed partitions"), proc.stdout
+        assert len(submissions(run)) == 1
+    finally:
+        slurm(wide_slurm_cluster, "scancel", str(job))

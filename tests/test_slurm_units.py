@@ -4,6 +4,7 @@ parsers on output recorded from the real daemons (tests/data/), the state tables
 from __future__ import annotations
 
 import json
+import shlex
 import os
 import stat
 import subprocess
@@ -326,3 +327,104 @@ def test_a_command_run_to_outlive_term_survives_it_with_its_children() -> None:
     assert run(["sh", "-c", script], timeout=10, outlive_term=True) == "sleep exited 0\n"
     with pytest.raises(SlurmCommandError, match=r"failed \(exit -15\)"):
         run(["sh", "-c", script], timeout=10)
+
+
+def _recorded(monkeypatch: pytest.MonkeyPatch, answers: dict[str, str]) -> None:
+    """`commands.run` answers each query (by its first three words) with recorded output."""
+    from permenum.slurm import commands
+
+    monkeypatch.setattr(commands, "run", lambda cmd, *a, **k: answers[" ".join(cmd[:3])])
+
+
+def test_a_task_list_cut_short_is_refused_and_every_query_asks_for_whole_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recorded (Slurm 22.05): a held array of 286 scattered tasks, `scontrol show job -o` with the default
+    SLURM_BITSTR_LEN (its task list cut at 64 characters) and with SLURM_BITSTR_LEN=0 (whole)."""
+    from permenum.slurm.backend import Backend
+    from permenum.slurm.commands import SlurmCommandError, run
+
+    name = "permenum-nqueens12-0d4be2c7a1f6"
+    _recorded(monkeypatch, {"scontrol show job": (DATA / "scontrol_whole.txt").read_text()})
+    tasks = Backend().jobs(name)
+    assert [t.partition for t in tasks] == [i for i in range(400) if i % 7 not in (1, 4)]  # squeue -r listed 286
+    _recorded(monkeypatch, {"scontrol show job": (DATA / "scontrol_cut_short.txt").read_text()})
+    with pytest.raises(SlurmCommandError, match=r"cut short: '0,2-3,.*37-\.\.\.%3'") as cut:
+        Backend().jobs(name)
+    assert "\n" not in cut.value.summary()
+    with pytest.raises(ValueError, match="cut short"):  # sacct's unstarted tasks too, never skipped as foreign
+        queue.parse_sacct("41_[0,2-3,5-...%3]|permenum-x|PENDING|0:0|JobArrayTaskLimit|00:00:00\n", "permenum-x")
+    monkeypatch.undo()
+    monkeypatch.setenv("SLURM_BITSTR_LEN", "64")
+    assert run(["sh", "-c", 'echo "$SLURM_BITSTR_LEN"'], timeout=10) == "0\n"
+
+
+def test_the_task_squeue_leaves_out_of_a_stepped_range_is_queued_not_failed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recorded (Slurm 22.05): array 15 submitted as --array=0-95:5%1, task 0 running. `squeue -r` lists 0 to
+    90 and leaves out 95; `scontrol show job -o` holds the pending rest as one record, 5-95:5%1."""
+    from types import SimpleNamespace
+
+    from permenum.slurm.backend import Backend
+    from permenum.slurm.status import ask_scheduler
+
+    name = "permenum-nqueens12-5e1f0c2a9b31"
+    _recorded(monkeypatch, {"squeue -h -r": (DATA / "squeue_r_stepped.txt").read_text(),
+                            "scontrol show job": (DATA / "scontrol_stepped.txt").read_text(),
+                            "scontrol show config": (DATA / "scontrol_show_config.txt").read_text()})
+    listed = sorted(t.partition for t in Backend().queue(name))
+    assert listed == list(range(0, 95, 5))  # squeue's own omission: our parser reads all it prints
+    view = ask_scheduler(Backend(), name, SimpleNamespace(created="2026-11-27T10:00:00+00:00"))  # type: ignore[arg-type]
+    submitted = {i: f"15_{i}" for i in range(0, 100, 5)}
+    states, evidence, queued_jobs, _ = classify(Evidence(100, set(), view.queue, view.ended, {}, {}, submitted=submitted))
+    assert not states["failed"] and not evidence, evidence
+    assert states["running"] == [0] and states["pending"] == list(range(5, 100, 5)) and queued_jobs["pending"] == [15]
+    assert view.notes == ["squeue left out tasks that scontrol holds pending or running (counted as queued): job 15 tasks 95"]
+
+
+def test_a_refusal_names_a_scattered_queue_in_one_short_line() -> None:
+    """Every third of 20,000 partitions still queued: the refusal shows the first ranges and how many in all."""
+    from permenum.ranges import brief_ranges
+    from permenum.slurm.status import STATES, StatusReport
+    from permenum.slurm.submit import _refuse_while_queued
+
+    queued = list(range(0, 20000, 3))
+    report = StatusReport(Path("/r"), "permenum-x", 20000, {**{s: [] for s in STATES}, "pending": queued},
+                          queued_jobs={"pending": [41, 42]})
+    with pytest.raises(UserError) as refused:
+        _refuse_while_queued(report, False, "resubmit")
+    line = str(refused.value)
+    assert "\n" not in line and len(line) < 300, line
+    assert "partitions 0,3,6,9,12,15,18,21,24,27,30,33 and 6655 more (6667 in all) of this run" in line
+    assert "(job 41, 42)" in line
+    _refuse_while_queued(report, True, "resubmit")  # --force: no refusal
+    shown = brief_ranges([1, 2, 3, 7, 9, 10], most=2)
+    assert shown == "1-3,7 and 2 more (6 in all)" and brief_ranges([1, 2, 3, 7], most=2) == compact_ranges([1, 2, 3, 7])
+
+
+def test_a_dry_run_shows_the_sbatch_commands_the_submission_runs_past_max_array_size(tmp_path: Path) -> None:
+    """20,000 partitions under MaxArraySize=1001: 20 arrays with their offsets, each after the one before; the
+    dry run's lines are the commands the real path hands sbatch, with JOBk for the k-th array's job id."""
+    from permenum.slurm.backend import Backend, Submitted
+    from permenum.slurm.submit import _submit_arrays, dry_run_message
+
+    class Recording(Backend):
+        def __init__(self) -> None:
+            super().__init__()
+            self._config = {"MaxArraySize": "1001"}
+            self.commands: list[list[str]] = []
+
+        def submit(self, script: Path, sbatch_args: list[str], script_args: list[str] | None = None) -> Submitted:
+            self.commands.append(self.submit_command(script, sbatch_args, script_args))
+            return Submitted(500 + len(self.commands), None, self.commands[-1])
+
+    layout = RunLayout(tmp_path / "a 'run'")
+    backend = Recording()
+    plans = plan_arrays(list(range(20000)), backend.config())
+    said = dry_run_message(layout, backend, plans, 4).splitlines()
+    assert said[0].startswith("dry run: would submit 20 array jobs (20000 partitions; MaxArraySize=1001")
+    _submit_arrays(layout, backend, plans, 4, "submit", None)
+    ran = [shlex.join(cmd) for cmd in backend.commands]
+    shown = [line.strip().split("  # ")[0] for line in said[1:]]
+    for k in range(20, 0, -1):  # JOB20 before JOB2
+        shown = [line.replace(f"afterany:JOB{k}", f"afterany:{500 + k}") for line in shown]
+    assert shown == ran and len(ran) == 20
+    assert ran[1].endswith(f"--array=0-1000%4 --dependency=afterany:501 {shlex.quote(str(layout.sbatch_script))} 1001")
+    assert said[-1].endswith("# JOB20: partitions 19019-19999") and "--array=0-980%4" in said[-1]

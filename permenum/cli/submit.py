@@ -6,12 +6,17 @@ A failing SLURM command becomes one line (exit 2) naming the command, its exit c
 from __future__ import annotations
 
 import shlex
+from typing import TYPE_CHECKING
 
 import click
 
 from permenum.cli.common import err, existing_run, out, shard_set, slurm_backend, slurm_errors
 from permenum.cli.options import sbatch_options, shards_option, task_options
 from permenum.slurm.script import DEFAULT_SIGNAL_SECONDS
+
+if TYPE_CHECKING:
+    from permenum.layout import RunLayout
+    from permenum.slurm.script import SbatchOptions
 
 
 @click.command(short_help="Submit the partitions without a result to SLURM.")
@@ -22,7 +27,8 @@ from permenum.slurm.script import DEFAULT_SIGNAL_SECONDS
 @task_options
 @shards_option("Submit only these partitions")
 @click.option("--force", is_flag=True, help="Submit even while some partitions are still queued (those are skipped).")
-@click.option("--dry-run", is_flag=True, help="Print the script; write and submit nothing.")
+@click.option("--dry-run", is_flag=True,
+              help="Print the script, and the sbatch commands the submission would run; write and submit nothing.")
 def submit(run: str, throttle: int | None, gpus_per_task: int | None, time_limit: str | None,
            slurm_partition: str | None, account: str | None, sbatch_args: tuple[str, ...], signal_seconds: int,
            device: str | None, kernel: str | None, count_nodes: bool, chunk_seconds: float, shards: str | None,
@@ -48,7 +54,9 @@ def submit(run: str, throttle: int | None, gpus_per_task: int | None, time_limit
     check_verification_options(layout, kernel, device)
     script = sub.render_script(layout, manifest, options)
     if dry_run:
+        said = _dry_run(layout, options, force, chosen)
         click.echo(script, nl=False)
+        err.print(said, markup=False)
         err.print(f"dry run: nothing written or submitted (the script would be {layout.sbatch_script})")
         return
     with slurm_errors():
@@ -58,6 +66,21 @@ def submit(run: str, throttle: int | None, gpus_per_task: int | None, time_limit
     if outcome.submitted:
         out.print(f"script: {layout.sbatch_script}; logs: {layout.slurm_log_pattern}; "
                   f"follow with `permenum status {shlex.quote(str(layout.root))}`", markup=False)
+
+
+def _dry_run(layout: "RunLayout", options: "SbatchOptions", force: bool, chosen: list[int] | None) -> str:
+    """The sbatch commands the submission would run (the arrays past MaxArraySize, with their offsets), as
+    SLURM tells what to submit; where SLURM cannot be asked, a line saying so (the script is still shown)."""
+    from permenum.slurm import submit as sub
+    from permenum.slurm.commands import SlurmCommandError
+
+    try:
+        backend, note = slurm_backend()
+        outcome, _ = sub.submit(layout, backend, options, force, note, chosen, dry_run=True)
+    except SlurmCommandError as exc:
+        return (f"dry run: SLURM could not be asked which partitions to submit and its MaxArraySize, so the "
+                f"sbatch commands are not shown: {exc.summary()}")
+    return outcome.message
 
 
 @click.command(short_help="Submit the failed (or missing) partitions again.")
