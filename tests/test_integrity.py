@@ -147,11 +147,11 @@ def test_a_count_past_2_to_the_64_survives_the_records(tmp_path: Path) -> None:
     layout = RunLayout(tmp_path / "run")
     write_pool(layout, PoolSettings("nqueens", 8, 1, target_states=16))
     record = run_task(layout, 0).record
-    huge = dataclasses.replace(record, weighted=3 << 70, raw=(1 << 66) + 1, nodes=1 << 80)
+    huge = dataclasses.replace(record, weighted=3 << 70, raw=(3 << 67) + 1, nodes=1 << 80)
     layout.result_file(0).unlink()
     write_result(layout, huge)
     again = read_result(layout.result_file(0))
-    assert (again.weighted, again.raw, again.nodes) == (3 << 70, (1 << 66) + 1, 1 << 80)
+    assert (again.weighted, again.raw, again.nodes) == (3 << 70, (3 << 67) + 1, 1 << 80)
     ledger = collect(layout).ledger  # the ledger's decimal columns hold it too (uint64 crashed here)
     assert ledger.column("solutions").to_pylist() == [3 << 70] and ledger.column("nodes").to_pylist() == [1 << 80]
 
