@@ -18,7 +18,9 @@ def collect_cmd(run: str) -> None:
 
     Exits 0 for a complete run whose total is trusted; 1 for an unfinished run (it prints "partial: X from
     6/8 partitions" and writes ledger.partial.parquet), a mismatch or a disagreeing verification; 2 when
-    RUN is not a run directory or a result is damaged. For a search run: which task found, after how long.
+    RUN is not a run directory or a result is damaged; 74 when the ledger cannot be written (a read-only or
+    full run directory: the totals print, the ledger does not). For a search run: which task found, after
+    how long.
     """
     where = existing_run(run)
     if where.search_plan.exists():
