@@ -40,7 +40,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from permenum.errors import UserError
+from permenum.errors import UserError, printable
 from permenum.jobs.environment import TaskEnvironment
 from permenum.layout import RunLayout
 from permenum.ranges import compact_ranges
@@ -233,4 +233,4 @@ def left_to_others(held: dict[int, str]) -> str:
     first = min(held)
     which = f"partitions {compact_ranges(sorted(held))}" if len(held) > 1 else f"partition {first}"
     named = f"partition {first}: {held[first]}; {len(held) - 1} more" if len(held) > 1 else held[first]
-    return f"{which} left to another executor ({named}); not counted here"
+    return f"{which} left to another executor ({printable(named)}); not counted here"

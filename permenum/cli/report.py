@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from permenum.cli.common import existing_run, out
+from permenum.errors import printable
 
 if TYPE_CHECKING:
     from permenum.jobs.report import Report
@@ -59,8 +61,8 @@ def report(run: str, plot_file: str | None, by_model: bool) -> None:
     for name in ("partitions", "states", "kernel s", "states/s", "solutions/s"):
         devices.add_column(name, justify="right")
     for d in rep.devices(by_model):
-        devices.add_row(d.device, str(d.partitions), f"{d.states:,}", f"{d.kernel_seconds:.2f}", f"{d.states_per_s:,.0f}",
-                        f"{d.solutions_per_s:,.0f}")
+        devices.add_row(escape(printable(d.device)), str(d.partitions), f"{d.states:,}", f"{d.kernel_seconds:.2f}",
+                        f"{d.states_per_s:,.0f}", f"{d.solutions_per_s:,.0f}")
     out.print(devices)
     if plot_file:
         plot_report(rep, Path(plot_file))

@@ -8,7 +8,10 @@ import shlex
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from rich.markup import escape
+
 from permenum.cli.common import EXIT_INCOMPLETE, EXIT_OS, err, existing_run, out, ranges, slurm_backend, slurm_errors
+from permenum.errors import printable
 from permenum.layout import RunLayout
 
 if TYPE_CHECKING:
@@ -64,7 +67,7 @@ def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", aga
                   markup=False)
         return EXIT_INTERRUPTED
     for i, why in sorted(summary.failed.items()):
-        err.print(f"[red]partition {i} failed:[/red] {why}")
+        err.print(f"[red]partition {i} failed:[/red] {escape(why)}")
     if summary.refused:  # a full disk fails every partition alike: one line, exit 74 as `task` does (app.main)
         first, which = summary.refused[min(summary.refused)], sorted(summary.refused)
         named = f"partitions {ranges(which)}" if len(which) > 1 else f"partition {which[0]}"
@@ -85,7 +88,7 @@ def verified_line(v: "Verified") -> str:
     if v.pending:
         line += f"; {len(v.pending)} not re-counted yet"
     for name, why in sorted(v.unreadable.items()):
-        line += f"; verification {name} unreadable: {why}"
+        line += f"; verification {printable(name)} unreadable: {why}"
     if v.disagreeing:
         line += f"; DISAGREE: partitions {ranges(v.disagreeing)}"
     return line
@@ -138,8 +141,8 @@ def _print_collected(layout: RunLayout, c: "Collected", show_ledger: bool) -> in
         out.print(f"sites: {len(sites)} (the ledger's site column names them); {checked} partitions verified by "
                   "another site", markup=False)
     elif len(sites) > 1 or any(checked for _, checked in sites.values()):
-        out.print("sites: " + "; ".join(f"{site} counted {counted}, {checked} of them verified by another site"
-                                         for site, (counted, checked) in sorted(sites.items())), markup=False)
+        out.print("sites: " + "; ".join(f"{printable(site)} counted {counted}, {checked} of them verified by another "
+                                         "site" for site, (counted, checked) in sorted(sites.items())), markup=False)
     if show_ledger and not c.ledger_error:
         out.print(f"ledger: {c.ledger_path}{' (partial)' if c.missing else ''}", markup=False)
     if layout.verification_plan.exists():  # a verification: its sample's total means nothing alone
@@ -187,8 +190,8 @@ def print_search_status(layout: RunLayout, ask_scheduler: bool = False) -> int:
     out.print(f"search {p.problem} n={p.n}, seed {p.seed}: {len(s.ended)}/{p.tasks} tasks ended; "
               f"{s.walk_iterations} walk-iterations in all", markup=False)
     for t, r in sorted(s.ended.items()):
-        out.print(f"  task {t}: {r.status}, {r.walks} walks x {r.iterations} iterations, lowest cost {r.best}, "
-                  f"{r.seconds:.2f} s on {r.device}", markup=False)
+        out.print(f"  task {t}: {printable(r.status)}, {r.walks} walks x {r.iterations} iterations, lowest cost "
+                  f"{r.best}, {r.seconds:.2f} s on {printable(r.device)}", markup=False)
     for t, why in sorted(s.damaged.items()):
         err.print(f"  task {t}: damaged record: {why}", markup=False)
     if s.found is None:
