@@ -129,6 +129,20 @@ def test_a_full_disk_fails_run_and_collect_with_74_in_one_line(tmp_path: Path, c
         assert proc.stderr.startswith("error: ledger not written: No space left on device") and proc.stderr.count("\n") == 1
 
 
+def test_an_output_file_in_a_missing_folder_is_refused_not_made(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """`report --plot` and `arrays --out` name a file the user chose: a mistyped folder is one line, exit 2,
+    and no folder is made for it."""
+    run = tmp_path / "run"
+    cli("pool", "costas", 7, "--out", run, "-P", 2, check=True)
+    cli("run", run, "--device", "cpu", check=True)
+    for command in (("report", run, "--plot"), ("arrays", run, "--out")):
+        missing = tmp_path / f"no {command[0]}" / "deeper"
+        proc = cli(*command, missing / "x.png")
+        _one_line(proc, 2)
+        assert f"the folder {missing} does not exist" in proc.stderr
+        assert not missing.parent.exists()
+
+
 @pytest.mark.parametrize("args, said", [
     (("--device", "gpuu"), "unknown device 'gpuu'"),
     (("--device", "0:x/2"), "unknown device '0:x/2'"),

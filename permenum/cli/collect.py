@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from permenum.cli.common import err, existing_run
+from permenum.cli.options import in_existing_folder
 from permenum.cli.runner import print_collect, print_search_status
 
 
@@ -32,7 +33,7 @@ def collect_cmd(run: str) -> None:
 @click.argument("run", type=click.Path(file_okay=False))
 @click.option("--all", "expand", is_flag=True,
               help="Every member of every symmetry class (default: one line per class, its representative).")
-@click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None, callback=in_existing_folder,
               help="Write to FILE (.parquet, else text: one array per line) instead of standard output.")
 def arrays(run: str, expand: bool, out_file: str | None) -> None:
     """List the Costas arrays of a finished run (the row of each column, 0-based), each one verified."""

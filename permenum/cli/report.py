@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from permenum.cli.common import existing_run, out
+from permenum.cli.options import in_existing_folder
 from permenum.errors import printable
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 @click.command(short_help="How a run went: total, checks, balance, a PNG.")
 @click.argument("run", type=click.Path(file_okay=False))
-@click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None, callback=in_existing_folder,
               help="Also write a PNG: the total and its checks, kernel seconds and overhead per partition, the "
                    "estimates' error per partition, throughput per device.")
 @click.option("--by-model", is_flag=True, help="Throughput per device model (every H100 of the cluster in one row), "
