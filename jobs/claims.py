@@ -38,8 +38,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
-from permenum.errors import UserError
+from permenum.errors import UserError, printable
 from permenum.jobs.environment import TaskEnvironment
 from permenum.layout import RunLayout
 from permenum.ranges import compact_ranges
@@ -103,7 +104,12 @@ def _open(layout: RunLayout, partition: int) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         return os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     except OSError as exc:
-        raise OSError(exc.errno, f"{exc.strerror} (claiming partition {partition})", exc.filename) from None
+        raise _claiming(exc, partition, exc.filename or path) from None
+
+
+def _claiming(exc: OSError, partition: int, path: str | Path) -> OSError:
+    """The system's refusal to take a claim, naming the file and what it was for."""
+    return OSError(exc.errno, f"{exc.strerror} (claiming partition {partition})", str(path))
 
 
 def _lock(fd: int) -> bool:
@@ -187,8 +193,11 @@ def claim(layout: RunLayout, partition: int, again: bool = False) -> Iterator[No
         done = None if again else _done(layout, partition)
         if done is not None:
             raise PartitionClaimed(partition, done, finished=True)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, Holder.this_process().to_bytes(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, Holder.this_process().to_bytes(), 0)
+        except OSError as exc:  # a full disk: os.pwrite names no file
+            raise _claiming(exc, partition, layout.claim_file(partition)) from None
         beat = _Heartbeat(fd)
         try:
             yield
@@ -224,4 +233,4 @@ def left_to_others(held: dict[int, str]) -> str:
     first = min(held)
     which = f"partitions {compact_ranges(sorted(held))}" if len(held) > 1 else f"partition {first}"
     named = f"partition {first}: {held[first]}; {len(held) - 1} more" if len(held) > 1 else held[first]
-    return f"{which} left to another executor ({named}); not counted here"
+    return f"{which} left to another executor ({printable(named)}); not counted here"

@@ -43,6 +43,7 @@ class LocalRunSummary:
     ran: list[int] = field(default_factory=list)
     skipped: list[int] = field(default_factory=list)
     failed: dict[int, str] = field(default_factory=dict)
+    refused: dict[int, OSError] = field(default_factory=dict)  # the system would not take its writes (a full disk)
     interrupted: list[int] = field(default_factory=list)  # stopped with a checkpoint
     not_started: list[int] = field(default_factory=list)  # a stop came before their turn
     claimed: dict[int, str] = field(default_factory=dict)  # left to another executor counting them (its holder)
@@ -64,8 +65,8 @@ def pending_partitions(layout: RunLayout) -> list[int]:
 PREPARED_AHEAD = 2
 
 #: What a worker tells the run: ("taken", partition, worker), ("chunk", partition, states), ("ran" |
-#: "interrupted", partition, None), ("failed", partition, why), ("claimed", partition, holder); a worker's
-#: process says last ("ended", -1, worker), not relayed.
+#: "interrupted", partition, None), ("failed", partition, why), ("refused", partition, the system's OSError),
+#: ("claimed", partition, holder); a worker's process says last ("ended", -1, worker), not relayed.
 Report = Callable[[str, int, object], None]
 
 
@@ -117,7 +118,10 @@ def _work(layout: RunLayout, options: TaskOptions, take: Callable[[], int | None
                 except PartitionClaimed as exc:
                     report("claimed", i, exc.holder)
                 except Exception as exc:  # one failed partition must not hide the others
-                    report("failed", i, f"{type(exc).__name__}: {one_line(exc)}")
+                    if isinstance(exc, OSError) and exc.errno is not None:  # the system's (pyarrow's has none)
+                        report("refused", i, OSError(exc.errno, exc.strerror, exc.filename))  # plain: it pickles
+                    else:
+                        report("failed", i, f"{type(exc).__name__}: {one_line(exc)}")
             finally:
                 give_turn()
 
@@ -332,6 +336,8 @@ def _run_pending(layout: RunLayout, options: TaskOptions, groups: list[tuple[int
                 summary.interrupted.append(i)
             elif kind == "failed":
                 summary.failed[i] = str(detail)
+            elif kind == "refused":
+                summary.refused[i] = detail  # type: ignore[assignment]
             elif kind == "claimed":
                 summary.claimed[i] = str(detail)
 
@@ -346,7 +352,8 @@ def _run_pending(layout: RunLayout, options: TaskOptions, groups: list[tuple[int
         else:
             cost = {i: manifest.partition(i).estimated_cost or manifest.partition(i).rows for i in todo}
             processes.run(sorted(todo, key=lambda i: -cost[i]), stop, report)
-    ended = set(summary.ran) | set(summary.interrupted) | set(summary.failed) | set(summary.claimed)
+    ended = (set(summary.ran) | set(summary.interrupted) | set(summary.failed) | set(summary.refused)
+             | set(summary.claimed))
     if summary.claimed:
         console.print(left_to_others(summary.claimed), markup=False)
     summary.not_started = [i for i in todo if i not in ended]

@@ -56,6 +56,10 @@ def write_atomic(path: Path, writer: Callable[[Path], None], *, replace: bool = 
             os.link(tmp, path)  # raises FileExistsError instead of overwriting
             tmp.unlink()
         fsync_dir(path.parent)
+    except OSError as exc:
+        if exc.errno is None:  # not the system's refusal (pyarrow's own OSError in a writer): as it came
+            raise
+        raise OSError(exc.errno, exc.strerror, str(path)) from None  # the file meant (a full disk, a quota)
     finally:
         if tmp.exists():
             tmp.unlink()

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -95,6 +97,50 @@ def test_a_read_only_run_directory_exits_74_naming_the_write(tmp_path: Path, cli
         assert ".tmp" not in proc.stderr and "error.json" not in proc.stderr
     assert not (run / "claims").exists() and not (run / "results").exists()
     assert not (run / "logs").exists() or not list((run / "logs").iterdir())
+
+
+def test_a_full_disk_fails_run_and_collect_with_74_in_one_line(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """A run directory on a full disk (a small tmpfs, filled): `run` exits 74 as `task` does, one error line
+    naming the file and the partitions not counted; `collect` over a ledger left from before prints its
+    totals but exits 74: a script that trusts 0 would read that old ledger."""
+    if not _mounts_allowed(tmp_path):
+        pytest.skip("needs mount (root) for a small tmpfs")
+    run = tmp_path / "run"
+    cli("pool", "nqueens", 8, "--out", run, "-P", 3, check=True)
+    counted = tmp_path / "counted"
+    shutil.copytree(run, counted)
+    cli("run", counted, "--device", "cpu", check=True)
+    cli("collect", counted, check=True)
+    disk = tmp_path / "disk"
+    with _mounted("-t", "tmpfs", "-o", "size=256k", "tmpfs", target=disk):
+        shutil.copytree(run, disk / "run")
+        shutil.copytree(counted, disk / "counted")
+        with contextlib.suppress(OSError), open(disk / "filler", "wb", buffering=0) as fill:
+            while True:
+                fill.write(bytes(4096))
+        proc = cli("run", disk / "run", "--device", "cpu")
+        last = proc.stderr.splitlines()[-1]
+        assert proc.returncode == 74 and last.startswith("error: No space left on device"), proc.stderr
+        assert "partitions 0-2 not counted" in last and str(disk / "run") in last
+        assert "failed" not in proc.stderr and "Traceback" not in proc.stderr
+        proc = cli("collect", disk / "counted")
+        assert (disk / "counted" / "ledger.parquet").exists()  # the old one, which a 0 would vouch for
+        assert proc.returncode == 74 and "total 92 " in proc.stdout, proc.stderr
+        assert proc.stderr.startswith("error: ledger not written: No space left on device") and proc.stderr.count("\n") == 1
+
+
+def test_an_output_file_in_a_missing_folder_is_refused_not_made(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """`report --plot` and `arrays --out` name a file the user chose: a mistyped folder is one line, exit 2,
+    and no folder is made for it."""
+    run = tmp_path / "run"
+    cli("pool", "costas", 7, "--out", run, "-P", 2, check=True)
+    cli("run", run, "--device", "cpu", check=True)
+    for command in (("report", run, "--plot"), ("arrays", run, "--out")):
+        missing = tmp_path / f"no {command[0]}" / "deeper"
+        proc = cli(*command, missing / "x.png")
+        _one_line(proc, 2)
+        assert f"the folder {missing} does not exist" in proc.stderr
+        assert not missing.parent.exists()
 
 
 @pytest.mark.parametrize("args, said", [

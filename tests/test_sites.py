@@ -294,6 +294,28 @@ def test_costas_solutions_come_home_sealed(cli, tmp_path: Path) -> None:  # type
     assert len(arrays) == published("costas_classes", 9)
 
 
+def test_a_foreign_site_and_device_name_print_escaped(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A copy whose results name their site and device with a newline and ESC[2J (sealed: the other site wrote
+    them so): merged, collected and reported, the names print escaped: no fake line, no cleared screen."""
+    a, b = _two_sites(cli, tmp_path)
+    hostile = "evil\nFAKE: total 0\x1b[2J"
+    for result in sorted((b / "results").glob("part-*.json")):
+        record = read_result(result)
+        devices = tuple(dataclasses.replace(d, label=hostile) for d in record.devices)
+        _write_sealed(result, dataclasses.replace(record, origin=dataclasses.replace(record.origin, cluster=hostile),
+                                                  devices=devices).to_json())
+    cli("merge", a, b, check=True)
+    shown = "evil\\nFAKE: total 0\\x1b[2J"
+    collected = cli("collect", a, check=True)
+    (sites,) = [line for line in collected.stdout.splitlines() if line.startswith("sites: ")]
+    assert f"{shown} counted 2" in sites
+    report = cli("report", a, check=True)
+    for proc in (collected, report):
+        assert "\x1b" not in proc.stdout + proc.stderr
+        assert not [line for line in proc.stdout.splitlines() if line.lstrip("│ ").startswith("FAKE")]
+    assert "evil\\nFAKE" in report.stdout  # the device table's row (folded in its column)
+
+
 @pytest.mark.slurm
 @pytest.mark.slow
 def test_two_sites_one_on_slurm_count_half_each_verify_each_other_exact(slurm_cluster, cli,  # type: ignore[no-untyped-def]

@@ -79,6 +79,23 @@ def test_an_altered_result_is_caught_when_sampled(tmp_path: Path, cli) -> None: 
     assert again.returncode == 3 and "DISAGREE: partitions 3:" in again.stderr
 
 
+def test_a_disagreement_on_raw_alone_prints_the_raw_counts(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """A result whose raw count alone was altered: the DISAGREES line gives both raw counts, not the weighted
+    ones (which agree, and read as if nothing differed)."""
+    run = tmp_path / "run"
+    cli("pool", "nqueens", 9, "--out", run, "-P", 3, check=True)
+    cli("run", run, "--device", "cpu", check=True)
+    layout = RunLayout(run)
+    record = read_result(layout.result_file(1))
+    layout.result_file(1).unlink()
+    write_result(layout, replace(record, raw=record.raw + 1))
+    proc = cli("verify", run, "--shards", "1")
+    assert proc.returncode == 3, proc.stderr
+    (line,) = [line for line in proc.stderr.splitlines() if "DISAGREES" in line]
+    assert line.startswith(f"partition 1 DISAGREES on raw: run {record.raw + 1} raw (")
+    assert f"re-count {record.raw} raw (" in line and "solutions" not in line  # the weighted ones agree
+
+
 @pytest.mark.parametrize("partitions,altered,fraction", [(20, 1, 0.1), (20, 3, 0.25), (50, 5, 0.1)])
 def test_the_chance_of_catching_altered_partitions_is_the_readmes(partitions: int, altered: int, fraction: float) -> None:
     """The sampler's catch rate over 4000 seeds against 1 - C(P-k, m)/C(P, m), within 4 standard deviations."""

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from permenum.cli.common import err, existing_run
+from permenum.cli.options import in_existing_folder
 from permenum.cli.runner import print_collect, print_search_status
 
 
@@ -18,7 +19,9 @@ def collect_cmd(run: str) -> None:
 
     Exits 0 for a complete run whose total is trusted; 1 for an unfinished run (it prints "partial: X from
     6/8 partitions" and writes ledger.partial.parquet), a mismatch or a disagreeing verification; 2 when
-    RUN is not a run directory or a result is damaged. For a search run: which task found, after how long.
+    RUN is not a run directory or a result is damaged; 74 when the ledger cannot be written (a read-only or
+    full run directory: the totals print, the ledger does not). For a search run: which task found, after
+    how long.
     """
     where = existing_run(run)
     if where.search_plan.exists():
@@ -30,7 +33,7 @@ def collect_cmd(run: str) -> None:
 @click.argument("run", type=click.Path(file_okay=False))
 @click.option("--all", "expand", is_flag=True,
               help="Every member of every symmetry class (default: one line per class, its representative).")
-@click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None, callback=in_existing_folder,
               help="Write to FILE (.parquet, else text: one array per line) instead of standard output.")
 def arrays(run: str, expand: bool, out_file: str | None) -> None:
     """List the Costas arrays of a finished run (the row of each column, 0-based), each one verified."""

@@ -12,6 +12,7 @@ numpy and the kernels; tests/test_cli_shape.py checks them against the registrie
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -37,6 +38,14 @@ KERNEL_HELP = ("Kernel variant: nqueens skip (default on a GPU), skip-soa (defau
 WORKERS_HELP = ("Workers: each counts one partition at a time on its devices (default: one worker per device group, "
                 "every GPU used once).")
 DEVICE_HELP = "gpu | cpu | accelerator | all | PLATFORM:DEVICE[/K] (default: the GPUs, else a CPU)."
+
+
+def in_existing_folder(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A file the user names for output (``--plot``, ``--out``) goes into a folder that exists: a mistyped
+    one is refused in one line before any work, not made (atomic.write_atomic makes a run's own folders)."""
+    if value is not None and not Path(value).parent.is_dir():
+        raise UserError(f"{param.opts[0]} {value}: the folder {Path(value).parent} does not exist")
+    return value
 
 
 class Renaming(click.Command):

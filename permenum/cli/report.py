@@ -10,9 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from permenum.cli.common import existing_run, out
+from permenum.cli.options import in_existing_folder
+from permenum.errors import printable
 
 if TYPE_CHECKING:
     from permenum.jobs.report import Report
@@ -20,7 +23,7 @@ if TYPE_CHECKING:
 
 @click.command(short_help="How a run went: total, checks, balance, a PNG.")
 @click.argument("run", type=click.Path(file_okay=False))
-@click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None, callback=in_existing_folder,
               help="Also write a PNG: the total and its checks, kernel seconds and overhead per partition, the "
                    "estimates' error per partition, throughput per device.")
 @click.option("--by-model", is_flag=True, help="Throughput per device model (every H100 of the cluster in one row), "
@@ -59,8 +62,8 @@ def report(run: str, plot_file: str | None, by_model: bool) -> None:
     for name in ("partitions", "states", "kernel s", "states/s", "solutions/s"):
         devices.add_column(name, justify="right")
     for d in rep.devices(by_model):
-        devices.add_row(d.device, str(d.partitions), f"{d.states:,}", f"{d.kernel_seconds:.2f}", f"{d.states_per_s:,.0f}",
-                        f"{d.solutions_per_s:,.0f}")
+        devices.add_row(escape(printable(d.device)), str(d.partitions), f"{d.states:,}", f"{d.kernel_seconds:.2f}",
+                        f"{d.states_per_s:,.0f}", f"{d.solutions_per_s:,.0f}")
     out.print(devices)
     if plot_file:
         plot_report(rep, Path(plot_file))

@@ -8,7 +8,10 @@ import shlex
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from permenum.cli.common import EXIT_INCOMPLETE, err, existing_run, out, ranges, slurm_backend, slurm_errors
+from rich.markup import escape
+
+from permenum.cli.common import EXIT_INCOMPLETE, EXIT_OS, err, existing_run, out, ranges, slurm_backend, slurm_errors
+from permenum.errors import printable
 from permenum.layout import RunLayout
 
 if TYPE_CHECKING:
@@ -43,7 +46,8 @@ def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", aga
     """Run the partitions without a result (of ``shards``; None: all) on this machine (``workers`` None: one
     worker per device group, every GPU used once); ``again`` is the command that resumes (default
     `permenum run RUN`); ``prepare`` runs while the workers start (jobs.local.run_local). ``kept`` False: the
-    run directory is deleted afterwards (enumerate's temporary one), so no next step can name it."""
+    run directory is deleted afterwards (enumerate's temporary one), so no next step can name it. A partition
+    whose writes the system refused (a full disk, a quota) raises its OSError: one line, exit 74 (app.main)."""
     from permenum.jobs.children import start_early
     from permenum.jobs.environment import StopRequest
     from permenum.jobs.local import pending_partitions, run_local
@@ -63,7 +67,11 @@ def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", aga
                   markup=False)
         return EXIT_INTERRUPTED
     for i, why in sorted(summary.failed.items()):
-        err.print(f"[red]partition {i} failed:[/red] {why}")
+        err.print(f"[red]partition {i} failed:[/red] {escape(why)}")
+    if summary.refused:  # a full disk fails every partition alike: one line, exit 74 as `task` does (app.main)
+        first, which = summary.refused[min(summary.refused)], sorted(summary.refused)
+        named = f"partitions {ranges(which)}" if len(which) > 1 else f"partition {which[0]}"
+        raise OSError(first.errno, f"{first.strerror}; {named} not counted", first.filename)
     if summary.failed and kept:  # a failed partition has no result, so running again counts it again
         out.print(f"next: `permenum status {shlex.quote(str(layout.root))}` says why, then `{again}` again to retry "
                   "the failed partitions", markup=False)
@@ -80,7 +88,7 @@ def verified_line(v: "Verified") -> str:
     if v.pending:
         line += f"; {len(v.pending)} not re-counted yet"
     for name, why in sorted(v.unreadable.items()):
-        line += f"; verification {name} unreadable: {why}"
+        line += f"; verification {printable(name)} unreadable: {why}"
     if v.disagreeing:
         line += f"; DISAGREE: partitions {ranges(v.disagreeing)}"
     return line
@@ -99,10 +107,23 @@ def print_collect(layout: RunLayout, show_ledger: bool = True) -> int:
     """Collect the run and print its total and its checks: 0 only for a complete run whose total is trusted.
 
     An unfinished run prints no total line: "partial: X from 6/8 partitions" (and exits 1), so that a
-    partial sum is never read as the count."""
-    from permenum.jobs.collect import collect, spread
+    partial sum is never read as the count. A ledger the system would not take (a read-only or full run
+    directory) is an error line and EXIT_OS, whatever the checks said: the totals still print (they come
+    from the results), but a script that trusts 0 must not read an old ledger, or none."""
+    from permenum.jobs.collect import collect
 
     c = collect(layout)
+    rc = _print_collected(layout, c, show_ledger)
+    if c.ledger_error:
+        err.print(f"error: ledger not written: {c.ledger_error}", markup=False)
+        return EXIT_OS
+    return rc
+
+
+def _print_collected(layout: RunLayout, c: "Collected", show_ledger: bool) -> int:
+    """print_collect's lines but the ledger's error, and its exit code were the ledger written."""
+    from permenum.jobs.collect import spread
+
     m = c.manifest
     lo, med, hi = spread(c.seconds)
     scope = f"{len(c.records)}/{m.num_partitions} partitions ({m.total_states} states, symmetry {m.symmetry})"
@@ -120,11 +141,9 @@ def print_collect(layout: RunLayout, show_ledger: bool = True) -> int:
         out.print(f"sites: {len(sites)} (the ledger's site column names them); {checked} partitions verified by "
                   "another site", markup=False)
     elif len(sites) > 1 or any(checked for _, checked in sites.values()):
-        out.print("sites: " + "; ".join(f"{site} counted {counted}, {checked} of them verified by another site"
-                                         for site, (counted, checked) in sorted(sites.items())), markup=False)
-    if c.ledger_error:
-        err.print(f"note: ledger not written: {c.ledger_error}", markup=False)
-    elif show_ledger:
+        out.print("sites: " + "; ".join(f"{printable(site)} counted {counted}, {checked} of them verified by another "
+                                         "site" for site, (counted, checked) in sorted(sites.items())), markup=False)
+    if show_ledger and not c.ledger_error:
         out.print(f"ledger: {c.ledger_path}{' (partial)' if c.missing else ''}", markup=False)
     if layout.verification_plan.exists():  # a verification: its sample's total means nothing alone
         out.print(f"a verification: `permenum verify {layout.root.parent.parent} --check --id "
@@ -171,8 +190,8 @@ def print_search_status(layout: RunLayout, ask_scheduler: bool = False) -> int:
     out.print(f"search {p.problem} n={p.n}, seed {p.seed}: {len(s.ended)}/{p.tasks} tasks ended; "
               f"{s.walk_iterations} walk-iterations in all", markup=False)
     for t, r in sorted(s.ended.items()):
-        out.print(f"  task {t}: {r.status}, {r.walks} walks x {r.iterations} iterations, lowest cost {r.best}, "
-                  f"{r.seconds:.2f} s on {r.device}", markup=False)
+        out.print(f"  task {t}: {printable(r.status)}, {r.walks} walks x {r.iterations} iterations, lowest cost "
+                  f"{r.best}, {r.seconds:.2f} s on {printable(r.device)}", markup=False)
     for t, why in sorted(s.damaged.items()):
         err.print(f"  task {t}: damaged record: {why}", markup=False)
     if s.found is None:

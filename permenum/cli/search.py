@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from permenum.cli.common import EXIT_INCOMPLETE, err, layout as run_layout, out, slurm_backend, slurm_errors
-from permenum.cli.options import DEVICE_HELP, PROBLEM, sbatch_options
+from permenum.cli.options import DEVICE_HELP, PROBLEM, in_existing_folder, sbatch_options
 from permenum.cli.runner import print_search_status
 from permenum.errors import UserError
 
@@ -64,7 +64,7 @@ def _report(result: "SearchResult", out_file: str | None) -> int:
 @click.option("--walks", type=click.IntRange(min=1), default=None, help="Walks per task (default: what fills the device).")
 @click.option("--device", "-d", default=None, help=DEVICE_HELP)
 @click.option("--max-seconds", type=click.FloatRange(min=0), default=None, help="Give up after this long (exit 1).")
-@click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None, callback=in_existing_folder,
               help="Write the result as JSON (problem, n, solution, seed, walks, iterations, seconds, device, ...).")
 @click.option("--run-dir", type=click.Path(file_okay=False), default=None,
               help="Keep the search as a run (search.json, one record per task, found.json).")

@@ -8,6 +8,7 @@ import sys
 import click
 
 from permenum.cli.common import EXIT_INCOMPLETE, err, existing_run, other_manifest, out, ranges
+from permenum.errors import printable
 
 #: Refused imports named one line each, up to this many (the rest counted).
 SHOWN_REFUSALS = 5
@@ -28,7 +29,7 @@ def same_pool(run: str, other: str) -> None:
         read_partition(layout, entry)  # a damaged or missing file here is one line, exit 2
     difference = mine.first_difference(theirs)
     if difference is not None:
-        err.print(f"not the same pool: {difference}", markup=False)
+        err.print(f"not the same pool: {printable(difference)}", markup=False)
         sys.exit(EXIT_INCOMPLETE)
     if mine.run_id != theirs.run_id:
         err.print(f"the same pool, but two runs ({mine.run_id} here, {theirs.run_id} there): their results cannot be "
@@ -60,13 +61,13 @@ def merge(run: str, others: tuple[str, ...]) -> None:
             parts.append(f"{ranges(merged.counting_here)} left to the task counting them here")
         for name, recounts in merged.verifications.items():
             if recounts:
-                parts.append(f"verification {name}: {len(recounts)} re-counts imported")
+                parts.append(f"verification {printable(name)}: {len(recounts)} re-counts imported")
         out.print(f"{other}: " + "; ".join(parts), markup=False)
         _print_refusals("refused", {str(p): why for p, why in sorted(merged.refused.items())},
                         ranges(sorted(merged.refused)[SHOWN_REFUSALS:]))
         names = sorted(merged.refused_verifications)
         _print_refusals("refused verification", {k: merged.refused_verifications[k] for k in names},
-                        "; ".join(names[SHOWN_REFUSALS:]))
+                        printable("; ".join(names[SHOWN_REFUSALS:])))
         refused_any = refused_any or bool(merged.refused) or bool(merged.refused_verifications)
     out.print(f"next: `permenum collect {shlex.quote(run)}` totals every site's results", markup=False)
     if refused_any:
@@ -74,8 +75,9 @@ def merge(run: str, others: tuple[str, ...]) -> None:
 
 
 def _print_refusals(what: str, refused: dict[str, str], rest: str) -> None:
-    """One line each, up to SHOWN_REFUSALS; then one naming the ``rest``."""
+    """One line each, up to SHOWN_REFUSALS (names and reasons may quote the other copy: printable); then one
+    naming the ``rest``."""
     for name, why in list(refused.items())[:SHOWN_REFUSALS]:
-        err.print(f"{what} {name}: {why}", markup=False)
+        err.print(f"{what} {printable(name)}: {printable(why)}", markup=False)
     if len(refused) > SHOWN_REFUSALS:
         err.print(f"{what}: {len(refused) - SHOWN_REFUSALS} more ({rest})", markup=False)

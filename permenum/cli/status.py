@@ -13,6 +13,7 @@ from rich.table import Table
 from permenum.cli.common import existing_run, out, ranges, shard_set, slurm_backend, slurm_errors
 from permenum.cli.options import shards_option
 from permenum.cli.runner import print_search_status
+from permenum.errors import printable
 
 if TYPE_CHECKING:
     from permenum.slurm.status import StatusReport
@@ -91,10 +92,10 @@ def _print_status(report: "StatusReport") -> None:
     for i in report.states["failed"]:
         why = report.evidence[i]
         more = f"; and {len(why) - SHOWN_EVIDENCE} older (see --json)" if len(why) > SHOWN_EVIDENCE else ""
-        out.print(f"[red]failed {i}:[/red] " + escape("; ".join(why[:SHOWN_EVIDENCE]) + more))
+        out.print(f"[red]failed {i}:[/red] " + escape(printable("; ".join(why[:SHOWN_EVIDENCE]) + more)))
         if i in report.logs:
-            out.print(f"  log: {report.logs[i]}", markup=False)
+            out.print(f"  log: {printable(report.logs[i])}", markup=False)
     for note_line in report.notes:
-        out.print(f"note: {note_line}", markup=False)
+        out.print(f"note: {printable(note_line)}", markup=False)
     out.print("sources: " + "; ".join(f"{k}: {v}" for k, v in report.sources.items()), markup=False)
     out.print(f"backend: {report.backend}", markup=False)

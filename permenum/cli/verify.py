@@ -15,11 +15,11 @@ import click
 from permenum.cli.common import err, existing_run, out, ranges, slurm_backend, slurm_errors
 from permenum.cli.options import WORKERS_HELP, Renaming, sbatch_options, task_options
 from permenum.cli.runner import run_here
-from permenum.errors import UserError
+from permenum.errors import UserError, printable
 from permenum.layout import RunLayout
 
 if TYPE_CHECKING:
-    from permenum.records import Comparison, VerificationPlan
+    from permenum.records import Comparison, Counted, VerificationPlan
     from permenum.task_options import TaskOptions
 
 
@@ -148,7 +148,7 @@ def _check(layout: RunLayout, shadows: list[RunLayout]) -> int:
         try:
             plan, comparisons = record_check(run, shadow)
         except UserError as exc:  # one damaged verification does not hide the others
-            err.print(f"verification {shadow.root.name} unreadable: {exc}", markup=False)
+            err.print(f"verification {printable(shadow.root.name)} unreadable: {exc}", markup=False)
             unfinished = True
             continue
         _print_check(plan, comparisons)
@@ -165,7 +165,8 @@ def _print_check(plan: "VerificationPlan", comparisons: "list[Comparison]") -> N
     waiting = [c.partition for c in comparisons if c.verdict == "pending"]
     repeated = [c.partition for c in comparisons if c.verdict == "agrees" and not c.independent]
     nodes = sum(c.nodes_compared for c in comparisons)
-    out.print(f"verification {plan.name} ({plan.kernel}{' on ' + plan.device if plan.device else ''}): "
+    on = f" on {printable(plan.device)}" if plan.device else ""
+    out.print(f"verification {printable(plan.name)} ({printable(plan.kernel)}{on}): "
               f"{len(agree)}/{len(comparisons)} partitions agree"
               + (f" (nodes compared on {nodes})" if nodes else "")
               + (f"; {ranges(repeated)} by the same kernel on the same model and host: not independent"
@@ -173,7 +174,14 @@ def _print_check(plan: "VerificationPlan", comparisons: "list[Comparison]") -> N
               + (f"; not re-counted yet: {ranges(waiting)}" if waiting else ""), markup=False)
     for c in comparisons:
         if c.verdict == "DISAGREES" and c.recount is not None:
-            ref, new = c.reference, c.recount
-            err.print(f"partition {c.partition} DISAGREES on {', '.join(c.differs)}: run {ref.solutions} solutions "
-                      f"({', '.join(ref.kernels)}, {', '.join(ref.models)}, {ref.host} at {ref.site}), re-count "
-                      f"{new.solutions} ({', '.join(new.kernels)}, {', '.join(new.models)}, {new.host} at {new.site})", markup=False)
+            err.print(f"partition {c.partition} DISAGREES on {', '.join(c.differs)}: run "
+                      f"{_counted(c.reference, c.differs)}, re-count {_counted(c.recount, c.differs)}", markup=False)
+
+
+def _counted(c: "Counted", differs: list[str]) -> str:
+    """One side of a disagreement: the counts that differ (states and the partition file are named only: a
+    comparison keeps no values of theirs), then what counted them, where."""
+    kept = {"solutions": c.solutions, "raw": c.raw, "classes": c.classes, "nodes": c.nodes}
+    counts = ", ".join(f"{kept[name]} {name}" for name in differs if name in kept)
+    who = printable(f"{', '.join(c.kernels)}, {', '.join(c.models)}, {c.host} at {c.site}")
+    return f"{counts} ({who})" if counts else f"({who})"
