@@ -14,6 +14,7 @@ import datetime as dt
 import hashlib
 import json
 import re
+import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -246,9 +247,36 @@ def load_manifest(layout: RunLayout) -> Manifest:
     return read_manifest(layout.manifest)
 
 
+#: The manifests this process parsed, by path: the bytes each was verified from and what they hold.
+_MANIFESTS: dict[Path, tuple[bytes, Manifest]] = {}
+#: Paths kept (a process reads its run's, a verification's, another site's; tests read hundreds).
+_MANIFESTS_KEPT = 8
+_MANIFESTS_LOCK = threading.Lock()
+
+
 def read_manifest(path: Path) -> Manifest:
-    """A manifest file wherever it lies (another site's copy, say), verified like the run's own."""
-    return _parse(path, "manifest", Manifest.from_json, _read_sealed(path, "manifest", MANIFEST_FORMAT))
+    """A manifest file wherever it lies (another site's copy, say), verified like the run's own.
+
+    Its bytes are read on every call and parsed and verified only when they differ from those of the last
+    call for this path: at 20,000 partitions the manifest is 4.4 MB, verifying and parsing it takes 0.28 s
+    here against 2 ms to read and compare it, and a task read it four times (`run`: 20,000 tasks). What
+    is served is always what the file holds now (its content is compared, not its timestamps, which an edit
+    in place within the file system's tick would leave alone); a Manifest is frozen, so callers share it."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UserError(f"{path}: unreadable manifest ({exc})") from None
+    key = path.absolute()
+    known = _MANIFESTS.get(key)
+    if known is not None and known[0] == data:
+        return known[1]
+    manifest = _parse(path, "manifest", Manifest.from_json, _read_sealed(path, "manifest", MANIFEST_FORMAT, data))
+    with _MANIFESTS_LOCK:  # the local executor's tasks run on threads
+        _MANIFESTS.pop(key, None)
+        _MANIFESTS[key] = (data, manifest)
+        while len(_MANIFESTS) > _MANIFESTS_KEPT:
+            del _MANIFESTS[next(iter(_MANIFESTS))]
+    return manifest
 
 
 # --------------------------------------------------------------------------- where a record was made
