@@ -550,7 +550,10 @@ class ResultScan:
 def scan_results(layout: RunLayout, manifest: Manifest) -> ResultScan:
     done: dict[int, ResultRecord] = {}
     damaged: dict[int, str] = {}
+    present = layout.with_result_file()
     for entry in manifest.partitions:
+        if entry.index not in present:
+            continue
         try:
             record = sound_result(layout, manifest, entry.index)
         except UserError as exc:
