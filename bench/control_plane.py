@@ -41,7 +41,8 @@ _MADE = ("results", "checkpoints", "claims", "logs", "solutions", "ledger.parque
 def permenum(*args: str, check: bool = True) -> tuple[float, subprocess.CompletedProcess[str]]:
     """Wall seconds of one `python -m permenum ARGS` and what it printed."""
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "permenum", *args], capture_output=True, text=True, check=False)
+    proc = subprocess.run([sys.executable, "-m", "permenum", *args], capture_output=True, text=True, check=False,
+                          env={**os.environ, "PYTHONSAFEPATH": "1"})  # `-m` from a checkout: PYTHONPATH's, not its
     wall = time.perf_counter() - t0
     if check and proc.returncode not in (0, 1):
         sys.exit(f"permenum {' '.join(args)} failed ({proc.returncode}): {proc.stdout[-1500:]} {proc.stderr[-1500:]}")
