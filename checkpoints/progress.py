@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from permenum.checkpoints.store import CheckpointError, load_checkpoint
 from permenum.layout import RunLayout
-from permenum.records import Manifest, partition_scope, scan_results
+from permenum.records import Manifest, ResultRecord, partition_scope
 
 
 @dataclass(frozen=True)
@@ -24,12 +24,13 @@ def _parse(stamp: str) -> dt.datetime:
     return dt.datetime.fromisoformat(stamp)
 
 
-def run_progress(layout: RunLayout, manifest: Manifest) -> RunProgress:
+def run_progress(layout: RunLayout, manifest: Manifest, done: dict[int, ResultRecord]) -> RunProgress:
+    """The run's progress, ``done`` being its sound results (records.scan_results: its caller's scan)."""
     now = dt.datetime.now(dt.timezone.utc)
     partial: dict[int, tuple[int, int]] = {}
     done_states = 0
     starts: list[dt.datetime] = []
-    done = scan_results(layout, manifest).done
+    checkpointed = layout.with_checkpoint_file()
     entries = [manifest.partition(i) for i in partition_scope(layout, manifest)]  # a verification: its sample
     for entry in entries:
         i, rows = entry.index, entry.rows
@@ -40,11 +41,10 @@ def run_progress(layout: RunLayout, manifest: Manifest) -> RunProgress:
                 pass  # no start time from it
             done_states += rows
             continue
-        path = layout.checkpoint_file(i)
-        if not path.exists():
+        if i not in checkpointed:
             continue
         try:
-            ckpt = load_checkpoint(path, manifest.run_id, i, entry.sha256)
+            ckpt = load_checkpoint(layout.checkpoint_file(i), manifest.run_id, i, entry.sha256)
         except CheckpointError:
             continue  # the task will report and discard it
         partial[i] = (ckpt.states_done, rows)

@@ -32,7 +32,8 @@ from permenum.jobs.task import TaskInterrupted, run_task
 from permenum.task_options import TaskOptions
 from permenum.kernel_cache import BUILDS
 from permenum.layout import RunLayout
-from permenum.records import check_verification_options, load_manifest, partition_scope, scan_results
+from permenum.records import (Manifest, ResultRecord, check_verification_options, load_manifest, partition_scope,
+                              scan_results)
 from permenum.solver.devices import check_seen, own_visibility, select_devices
 from permenum.solver.opencl import device_context
 from permenum.solver.registry import check_kernel
@@ -53,7 +54,10 @@ class LocalRunSummary:
 def pending_partitions(layout: RunLayout) -> list[int]:
     """Partitions (of the run's scope) without a sound result (none, or a damaged one the task will move aside)."""
     manifest = load_manifest(layout)
-    done = scan_results(layout, manifest).done
+    return _pending(layout, manifest, scan_results(layout, manifest).done)
+
+
+def _pending(layout: RunLayout, manifest: Manifest, done: dict[int, ResultRecord]) -> list[int]:
     return [i for i in partition_scope(layout, manifest) if i not in done]
 
 
@@ -312,12 +316,13 @@ def _run_pending(layout: RunLayout, options: TaskOptions, groups: list[tuple[int
         check_kernel(manifest.problem, options.kernel, manifest.symmetry)
     scope = partition_scope(layout, manifest) if shards is None else sorted(set(shards))
     chosen = set(scope)
-    todo = [i for i in pending_partitions(layout) if i in chosen]
+    done = scan_results(layout, manifest).done  # one scan: at 20,000 partitions each took 1-2 s here
+    todo = [i for i in _pending(layout, manifest, done) if i in chosen]
     summary = LocalRunSummary(skipped=[i for i in scope if i not in todo])
     summary.claimed = claimed_elsewhere(layout, todo)  # being counted by another executor: left to it
     todo = [i for i in todo if i not in summary.claimed]
     rows = {i: manifest.partition(i).rows for i in todo}
-    checkpointed = run_progress(layout, manifest).partial
+    checkpointed = run_progress(layout, manifest, done).partial
     t0 = time.perf_counter()
     columns = (TextColumn("[bold]{task.description}"), BarColumn(),
                TextColumn("{task.completed:,.0f}/{task.total:,.0f} states, {task.fields[parts]} partitions"),

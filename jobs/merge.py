@@ -17,9 +17,11 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 
-from permenum.atomic import quarantine, write_bytes_atomic, write_new_file
+from permenum.atomic import fsync_dir, quarantine, write_bytes_atomic, write_new_file
 from permenum.errors import UserError
 from permenum.jobs.claims import PartitionClaimed, claim
 from permenum.jobs.solutions import check_arrays, parse_solutions, set_aside_solutions
@@ -77,20 +79,21 @@ def check_same_run(manifest: Manifest, theirs: Manifest, where: RunLayout) -> No
         raise UserError(f"{where.root} claims this run's id over another pool ({difference}): not imported")
 
 
+#: Results imported at once: each file is fsynced before it lands (7 ms on this machine's disk, more on a
+#: cluster's shared one), which threads overlap; the folders once at the end (600 imports one by one, each
+#: with its file's and its folder's fsync: 20 a second).
+IMPORT_THREADS = 16
+
+
 def _merge_results(layout: RunLayout, manifest: Manifest, other: RunLayout, merged: Merged) -> None:
-    for partition in partition_scope(other, manifest):
-        source = other.result_file(partition)
-        if not source.exists():
-            continue
-        try:
-            raw = other.confined(source, "a result").read_bytes()
-            record = read_result(source, raw)
-            record.check_belongs(manifest, partition, source)
-            arrays = _solutions_bytes(other, manifest, record)
-        except (UserError, OSError) as exc:
-            merged.refused[partition] = str(exc)
-            continue
-        outcome = _land(layout, manifest, record, raw, arrays)
+    offered = other.with_result_file()
+    partitions = [p for p in partition_scope(other, manifest) if p in offered]
+    with ThreadPoolExecutor(IMPORT_THREADS, thread_name_prefix="import") as pool:
+        outcomes = list(pool.map(partial(_import, layout, manifest, other), partitions))
+    for folder in (layout.results_dir, layout.solutions_dir):  # what landed is durable before it is reported
+        if "imported" in outcomes and folder.exists():
+            fsync_dir(folder)
+    for partition, outcome in zip(partitions, outcomes):
         if outcome == "imported":
             merged.imported.append(partition)
         elif outcome == "already":
@@ -99,6 +102,19 @@ def _merge_results(layout: RunLayout, manifest: Manifest, other: RunLayout, merg
             merged.counting_here.append(partition)
         else:
             merged.refused[partition] = outcome
+
+
+def _import(layout: RunLayout, manifest: Manifest, other: RunLayout, partition: int) -> str:
+    """One result of ``other``, checked, then landed here: what _land says, or why it was refused."""
+    source = other.result_file(partition)
+    try:
+        raw = other.confined(source, "a result").read_bytes()
+        record = read_result(source, raw)
+        record.check_belongs(manifest, partition, source)
+        arrays = _solutions_bytes(other, manifest, record)
+    except (UserError, OSError) as exc:
+        return str(exc)
+    return _land(layout, manifest, record, raw, arrays)
 
 
 def _solutions_bytes(other: RunLayout, manifest: Manifest, record: ResultRecord) -> bytes | None:
@@ -120,19 +136,19 @@ def _land(layout: RunLayout, manifest: Manifest, record: ResultRecord, raw: byte
     if here is not None:
         return _compare(layout, here, record, raw, arrays)
     try:
-        with claim(layout, partition, again=True):
+        with claim(layout, partition, again=True, manifest=manifest):
             here = _sound_here(layout, manifest, partition)
             if here is not None:
                 return _compare(layout, here, record, raw, arrays)
             set_aside_solutions(layout, partition)  # a damaged result's, or an orphan: evidence, kept
             if arrays is not None:  # before the result that seals it, as a task writes them
                 layout.solutions_dir.mkdir(exist_ok=True)
-                write_bytes_atomic(layout.solutions_file(partition), arrays)
+                write_bytes_atomic(layout.solutions_file(partition), arrays, sync_dir=False)
             layout.results_dir.mkdir(exist_ok=True)
             target = layout.result_file(partition)
             if target.exists():  # damaged (a sound one was read above): moved aside, never deleted
                 quarantine(target)
-            write_bytes_atomic(target, raw, replace=False)
+            write_bytes_atomic(target, raw, replace=False, sync_dir=False)
             return "imported"
     except PartitionClaimed:
         return "counting here"

@@ -58,4 +58,4 @@ def record_rate_hints(layout: RunLayout, measured: dict[str, float]) -> None:
     hints = read_rate_hints(layout)
     if all(k in hints and abs(v - hints[k]) <= REWRITE_ABOVE * hints[k] for k, v in measured.items()):
         return
-    write_json_atomic(layout.rate_hints, {**hints, **measured})
+    write_json_atomic(layout.rate_hints, {**hints, **measured}, durable=False)  # a hint: not worth its fsyncs

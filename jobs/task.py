@@ -80,8 +80,10 @@ def run_task(layout: RunLayout, partition: int, options: TaskOptions | None = No
     options.validate()
     check_verification_options(layout, options.kernel, options.device)
     try:
-        with claim(layout, partition, again=force):
-            return _Attempt(layout, partition, options, stop or threading.Event(), on_chunk, rates, on_drained).run()
+        manifest = load_manifest(layout)  # once: the claim and the attempt share it
+        with claim(layout, partition, again=force, manifest=manifest):
+            return _Attempt(layout, manifest, partition, options, stop or threading.Event(), on_chunk, rates,
+                            on_drained).run()
     except (TaskInterrupted, PartitionClaimed):
         raise
     except Exception as exc:
@@ -156,13 +158,13 @@ class _Attempt:
     kernels (a lone device on a thread of this process, several each in a process of its own); then the
     devices count the chunks the scheduler hands them."""
 
-    def __init__(self, layout: RunLayout, partition: int, options: TaskOptions, stop: threading.Event,
-                 on_chunk: Callable[[int], None] | None = None, rates: RateBook | None = None,
+    def __init__(self, layout: RunLayout, manifest: Manifest, partition: int, options: TaskOptions,
+                 stop: threading.Event, on_chunk: Callable[[int], None] | None = None, rates: RateBook | None = None,
                  on_drained: Callable[[], None] = lambda: None):
         self.t_start = time.perf_counter()
         self.on_chunk = on_chunk
         self.layout, self.partition, self.options = layout, partition, options
-        self.manifest: Manifest = load_manifest(layout)
+        self.manifest = manifest
         self.entry: PartitionEntry = self.manifest.partition(partition)
         self.problem: Problem = get_problem(self.manifest.problem)
         self.refs: list[DeviceRef] = select_devices(options.device, options.only)

@@ -32,11 +32,15 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: Path, writer: Callable[[Path], None], *, replace: bool = True) -> None:
+def write_atomic(path: Path, writer: Callable[[Path], None], *, replace: bool = True, durable: bool = True,
+                 sync_dir: bool = True) -> None:
     """Call ``writer(tmp)`` on a temporary sibling of ``path``, fsync it, then rename it into place.
 
     With ``replace=False`` an existing ``path`` is an error (used for results, which are never
-    edited); the check and the rename are made race-free by ``os.link``.
+    edited); the check and the rename are made race-free by ``os.link``. ``durable=False`` skips the
+    fsyncs (a hint, which a crash may leave empty, and whose reader takes that for none): still atomic
+    for readers, and 2 fsyncs (4.5 ms here) cheaper. ``sync_dir=False`` leaves the folder's fsync to the
+    caller, who writes many files into it and fsyncs it once (fsync_dir) before saying they are written.
     """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -48,14 +52,16 @@ def write_atomic(path: Path, writer: Callable[[Path], None], *, replace: bool = 
     tmp = Path(tmp_name)
     try:
         writer(tmp)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
+        if durable:
+            with open(tmp, "rb+") as fh:
+                os.fsync(fh.fileno())
         if replace:
             os.replace(tmp, path)
         else:
             os.link(tmp, path)  # raises FileExistsError instead of overwriting
             tmp.unlink()
-        fsync_dir(path.parent)
+        if durable and sync_dir:
+            fsync_dir(path.parent)
     except OSError as exc:
         if exc.errno is None:  # not the system's refusal (pyarrow's own OSError in a writer): as it came
             raise
@@ -65,13 +71,13 @@ def write_atomic(path: Path, writer: Callable[[Path], None], *, replace: bool = 
             tmp.unlink()
 
 
-def write_bytes_atomic(path: Path, data: bytes, *, replace: bool = True) -> None:
-    write_atomic(path, lambda tmp: tmp.write_bytes(data), replace=replace)
+def write_bytes_atomic(path: Path, data: bytes, *, replace: bool = True, sync_dir: bool = True) -> None:
+    write_atomic(path, lambda tmp: tmp.write_bytes(data), replace=replace, sync_dir=sync_dir)
 
 
-def write_json_atomic(path: Path, obj: Any, *, replace: bool = True) -> None:
+def write_json_atomic(path: Path, obj: Any, *, replace: bool = True, durable: bool = True) -> None:
     data = (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode()
-    write_bytes_atomic(path, data, replace=replace)
+    write_atomic(path, lambda tmp: tmp.write_bytes(data), replace=replace, durable=durable)
 
 
 def quarantine(path: Path) -> Path:

@@ -1,6 +1,3 @@
-"""State-pool generation: ladder climbing, shuffling, partitioning, Parquet writing (the manifest is permenum.records')."""
-
-from permenum.poolgen.generate import LadderResult, climb
-from permenum.poolgen.write import PoolSettings, write_pool
-
-__all__ = ["LadderResult", "PoolSettings", "climb", "write_pool"]
+"""State-pool generation: ladder climbing (generate), cost estimates (cost), shuffling, partitioning and
+Parquet writing (write); the manifest is permenum.records'. Nothing is imported here: a command that only
+names a default size (sizes) must not pay numpy and pyarrow."""

@@ -54,16 +54,11 @@ from permenum.lock import run_lock
 from permenum.sealed import read_sealed
 from permenum.poolgen.cost import default_probes, estimate_costs, shared_costs
 from permenum.poolgen.generate import climb, expand_with_parents
+from permenum.poolgen.sizes import DEFAULT_TARGET, STATES_PER_PARTITION
 from permenum.problems import Problem, StateBatch, get_problem
 from permenum.records import (Generator, Manifest, PartitionEntry, identity_difference, load_manifest, now_utc,
                               write_manifest)
 
-DEFAULT_TARGET = 1 << 16
-#: States per partition the default target aims at: LPT balances hundreds of estimates well, and a task
-#: refines its states to its device's grain. A climb the hard limit stops short of it is written a level
-#: deeper, partition by partition (N-Queens 27 with 20,000 partitions: 80 a partition at depth 5, 1,139
-#: at depth 6).
-STATES_PER_PARTITION = 128
 #: States a partition of `enumerate`'s pool aims at (one partition a worker, ``partitions=None``): enough
 #: for a task's chunks, which it refines to its device's grain, and a short climb (N-Queens 16 here: 45 k
 #: states in 0.47 s instead of 252 k in 1.0 s at DEFAULT_TARGET; N-Queens 21: no 299 k-state rung built

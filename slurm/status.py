@@ -273,7 +273,7 @@ def gather(layout: RunLayout, backend: Backend | None, backend_note: str = "") -
     }
     return StatusReport(layout.root, name, len(scope), states, evidence,
                         {i: logs[i] for i in states["failed"] if i in logs}, queued_jobs, sources, view.backend,
-                        view.notes + notes, run_progress(layout, manifest), view.asked)
+                        view.notes + notes, run_progress(layout, manifest, scan.done), view.asked)
 
 
 def _placed(records: list[TaskState], offsets: dict[int, int]) -> list[TaskState]:
@@ -292,7 +292,10 @@ def _since(manifest: Manifest) -> str:
 
 def _error_records(layout: RunLayout, partitions: Iterable[int]) -> dict[int, str]:
     out: dict[int, str] = {}
+    recorded = layout.with_failure_file()
     for i in partitions:
+        if i not in recorded:
+            continue
         try:
             failure = read_failure(layout, i)
         except UserError as exc:

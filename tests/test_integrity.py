@@ -47,6 +47,27 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> RunLayout:
     return layout
 
 
+def test_a_manifest_is_parsed_once_a_process_but_never_served_stale(run: RunLayout, tmp_path: Path) -> None:
+    """A process reads its manifest again and again (each task of `run`); it is served what the file holds
+    now, also after an edit in place to the same size within the file system's clock tick."""
+    copy = RunLayout(tmp_path / "copy")
+    copy.root.mkdir()
+    data = run.manifest.read_bytes()
+    copy.manifest.write_bytes(data)
+    first = load_manifest(copy)
+    assert load_manifest(copy) is first  # the same bytes: parsed and verified once
+    edited = data.replace(b'"n": 9', b'"n": 8', 1)
+    assert len(edited) == len(data) and edited != data
+    with copy.manifest.open("r+b") as fh:  # the same inode, size and (most likely) mtime
+        fh.write(edited)
+    with pytest.raises(UserError, match="damaged"):
+        load_manifest(copy)
+    write_manifest(copy, dataclasses.replace(first, run_id="f" * 32))
+    assert load_manifest(copy).run_id == "f" * 32
+    copy.manifest.write_bytes(data)
+    assert load_manifest(copy) == first
+
+
 def test_every_flipped_byte_of_the_manifest_is_refused_or_harmless(run: RunLayout, tmp_path: Path) -> None:
     original = load_manifest(run)
     data = run.manifest.read_bytes()
