@@ -35,7 +35,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -244,6 +244,64 @@ def claimed_elsewhere(layout: RunLayout, partitions: list[int]) -> dict[int, str
         finally:
             os.close(fd)
     return held
+
+
+def live_claims(layout: RunLayout, partitions: Iterable[int]) -> dict[int, Holder | None]:
+    """Which of ``partitions`` live tasks hold now, with the holder each file names (None: not written yet),
+    for `status`: read without creating a file or taking a lock, since status may read a run it cannot
+    write, and a lock taken only to look turns away a task claiming in that instant. A flock of this host
+    is listed in /proc/locks (Linux; elsewhere a holder named on this host whose pid is alive); another
+    host's claim is alive while its heartbeat goes on (_foreign_alive)."""
+    flocked = _flocked()
+    held: dict[int, Holder | None] = {}
+    for i in partitions:
+        try:
+            fd = os.open(layout.claim_file(i), os.O_RDONLY)
+        except OSError:
+            continue  # never claimed (or unreadable here): no evidence of a live task
+        try:
+            st = os.fstat(fd)
+            holder, _ = _named(fd)
+            if flocked is None:
+                here = holder is not None and holder.host == socket.gethostname() and _pid_alive(holder.pid)
+            else:
+                here = (st.st_dev, st.st_ino) in flocked
+            if here or _foreign_alive(fd, wait=False) is not None:
+                held[i] = holder
+        finally:
+            os.close(fd)
+    return held
+
+
+def _flocked() -> set[tuple[int, int]] | None:
+    """(device, inode) of every file a process of this host holds a flock on, from /proc/locks; None where
+    the system has no such list. Its lines: ``1: FLOCK  ADVISORY  WRITE 10176 fe:00:2147459 0 EOF`` (device
+    numbers in hex); a waiter's read ``1: -> FLOCK ...``."""
+    try:
+        text = open("/proc/locks", encoding="ascii", errors="replace").read()
+    except OSError:
+        return None
+    held: set[tuple[int, int]] = set()
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) < 6 or fields[1] != "FLOCK":
+            continue
+        try:
+            major, minor, inode = fields[5].split(":")
+            held.add((os.makedev(int(major, 16), int(minor, 16)), int(inode)))
+        except ValueError:
+            continue
+    return held
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's live process
+    return True
 
 
 def left_to_others(held: dict[int, str]) -> str:

@@ -41,10 +41,8 @@ from permenum.records import (AttemptDevices, DeviceUse, Manifest, check_verific
                               load_manifest, write_failure, write_result)
 from permenum.solver.devices import DeviceRef, own_visibility, select_devices
 from permenum.solver.opencl import device_lanes, first_chunk, min_chunk
+from permenum.signals import EXIT_INTERRUPTED  # noqa: F401  (where the commands import it from)
 from permenum.task_options import TaskOptions
-
-#: `permenum task` exits with this (EX_TEMPFAIL) when it stopped early after checkpointing.
-EXIT_INTERRUPTED = 75
 
 
 @dataclass(frozen=True)

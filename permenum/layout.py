@@ -149,6 +149,11 @@ class RunLayout:
     def duplicate_result_file(self, partition: int, attempt: int) -> Path:
         return self.results_dir / "duplicates" / f"{self.part_name(partition)}.attempt-{attempt}.json"
 
+    def duplicated_partitions(self) -> set[int]:
+        """Partitions with a later attempt's result kept aside (duplicate_result_file's names)."""
+        found = (self.results_dir / "duplicates").glob("part-*.attempt-*.json")
+        return {int(p.name.split(".")[0].removeprefix("part-")) for p in found}
+
     def duplicate_solutions_file(self, partition: int, attempt: int) -> Path:
         """A duplicate attempt's arrays (the accepted result's solutions file is never replaced)."""
         return self.results_dir / "duplicates" / f"{self.part_name(partition)}.attempt-{attempt}.solutions.parquet"

@@ -10,6 +10,9 @@ import signal
 #: SIGUSR1: ``--signal=B:USR1@S`` before the time limit, ``scancel --signal=USR1``; SIGTERM: preemption,
 #: ``scancel``; SIGINT: Ctrl-C.
 STOP_SIGNALS = (signal.SIGUSR1, signal.SIGTERM, signal.SIGINT)
+#: `permenum task` exits with this (EX_TEMPFAIL) when it stopped early after checkpointing; `status` reads
+#: it back in the scheduler's exit code ("75:0").
+EXIT_INTERRUPTED = 75
 
 
 def hold_stop_signals(signals: tuple[int, ...] = STOP_SIGNALS) -> None:

@@ -53,7 +53,7 @@ class TaskState:
     source: str
     reason: str = ""
     exit_code: str = ""
-    #: False for a task the source says never ran (cancelled while pending: no time, no log)
+    #: False for a task the source says never ran (cancelled while pending: no time, no log, no exit code)
     started: bool = True
     offset: int = 0
 
@@ -120,6 +120,13 @@ def _task_ids(field: str) -> list[int]:
 #: cancelled array keep one record, with this time; an element cancelled alone leaves none).
 _NO_TIME = "00:00:00"
 
+def _ran(run_time: str, exit_code: str) -> bool:
+    """Whether a task ran: it has run time, or an exit code of its own. A requeued task's RunTime starts
+    again from 0, so one that checkpointed (exit 75:0), was requeued and then cancelled while pending
+    read "CANCELLED before it started"; a task that never started exits 0:0."""
+    return run_time != _NO_TIME or exit_code not in ("", "0:0")
+
+
 # A key starts a field when it follows a space: "Key=". Values may hold spaces (paths), so split only
 # before an identifier followed by '=' (scontrol's keys: JobId, AllocNode:Sid, TRES, ...).
 _KEY_START = re.compile(r" (?=[A-Za-z][A-Za-z0-9_:/]*=)")
@@ -139,7 +146,7 @@ def _from_key_values(kv: dict[str, str], name_key: str, job_name: str, source: s
     if kv.get(name_key) != job_name or not kv.get("ArrayJobId", "").isdigit():
         return []
     state = normalize_state(kv.get("JobState", ""))
-    started = kv.get("RunTime") != _NO_TIME
+    started = _ran(kv.get("RunTime", ""), kv.get("ExitCode", ""))
     return [TaskState(int(kv["ArrayJobId"]), p, state, source, kv.get("Reason", ""), kv.get("ExitCode", ""), started)
             for p in _task_ids(kv.get("ArrayTaskId", ""))]
 
@@ -179,7 +186,7 @@ def parse_sacct(text: str, job_name: str) -> list[TaskState]:
         if not m:
             continue
         state = normalize_state(fields[2])
-        records.extend(TaskState(int(m.group(1)), p, state, "sacct", fields[4], fields[3], fields[5] != _NO_TIME)
+        records.extend(TaskState(int(m.group(1)), p, state, "sacct", fields[4], fields[3], _ran(fields[5], fields[3]))
                        for p in _task_ids(m.group(2)))
     return records
 

@@ -1,6 +1,10 @@
 """What each partition of a run is: done, running, pending, failed or missing.
 
-* done: its result file exists (the truth; read last, so a task that ends during the query counts).
+* done: its result file exists (the truth; read last, so a task that ends during the query counts). A done
+  partition whose task the queue still lists RUNNING or COMPLETING is that task ending; a duplicate is
+  reported only where ``results/duplicates/`` holds one.
+* running: a live task holds its claim (jobs.claims.live_claims: what `run` and every task take while they
+  count, so a local run's partitions show as running too, "(local)"), or the queue lists it running.
 * pending / running: the queue (squeue, or pyslurm) lists its array task in such a state, or the controller's
   own record of the job (scontrol) holds it so: Slurm 22.05's ``squeue -r`` leaves out the last task of a
   pending array that it shows as a stepped range (``5-95:5%1`` listed 5 to 90), and a task the scheduler
@@ -10,6 +14,8 @@
   state, the task left ``logs/part-NNNNN.error.json``, or SLURM wrote its log ``logs/%A_%a.out`` (a
   task that started and is gone without a result has ended, whatever the reason).
   One rule for a task cancelled while pending, however it was cancelled: failed (resubmit runs it).
+  A task that ended with exit 75 checkpointed and stopped (a cancel, a time limit, a preemption not yet
+  requeued): failed too, for resubmit to resume, and said first: "stopped, checkpointed at k of n states".
   SLURM keeps a CANCELLED record with no run time when the whole array is cancelled, and none at all
   when the element is cancelled alone: then ``submissions.jsonl`` says it was submitted, and a task
   that was submitted, is not queued, left no log and has no result never started.
@@ -32,7 +38,9 @@ from permenum.checkpoints.progress import RunProgress, run_progress
 from permenum.ranges import compact_ranges
 from permenum.layout import RunLayout
 from permenum.errors import UserError
+from permenum.jobs.claims import Holder, live_claims
 from permenum.records import Manifest, load_manifest, partition_scope, read_failure, scan_results
+from permenum.signals import EXIT_INTERRUPTED
 from permenum.slurm.backend import Backend
 from permenum.slurm.queue import TaskState
 from permenum.slurm.script import job_name
@@ -61,6 +69,8 @@ class StatusReport:
     notes: list[str] = field(default_factory=list)
     progress: RunProgress | None = None
     scheduler_asked: bool = True
+    #: Running partitions whose claim a task outside SLURM holds (`permenum run`, `task` by hand).
+    local: list[int] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
@@ -87,6 +97,7 @@ class StatusReport:
             "sources": self.sources,
             "backend": self.backend,
             "scheduler_asked": self.scheduler_asked,
+            "running_local": self.local,
             "notes": self.notes,
             "progress": None if self.progress is None else {
                 "states_done": self.progress.states_done, "states_total": self.progress.states_total,
@@ -114,6 +125,9 @@ class Evidence:
     damaged: dict[int, str] = field(default_factory=dict)  # result files that failed their checks: not done
     submitted: dict[int, str] = field(default_factory=dict)  # partition -> the latest array task (JOB_INDEX) for it
     scope: list[int] | None = None  # the partitions the directory counts (a verification's sample); None: all
+    claims: dict[int, Holder | None] = field(default_factory=dict)  # held by a live task (jobs.claims.live_claims)
+    checkpoints: dict[int, tuple[int, int]] = field(default_factory=dict)  # partition -> (states done, states)
+    duplicates: set[int] = field(default_factory=set)  # partitions with a second result in results/duplicates/
 
 
 def classify(ev: Evidence) -> tuple[dict[str, list[int]], dict[int, list[str]], dict[str, list[int]], list[str]]:
@@ -135,10 +149,15 @@ def classify(ev: Evidence) -> tuple[dict[str, list[int]], dict[int, list[str]], 
         if queued.get(t.partition) != "running":  # two submissions of one partition: running wins
             queued[t.partition] = cat
         queued_by.setdefault(t.partition, []).append((cat, t.array_job_id))
-    again = sorted(ev.done & queued.keys())
+    # a running one is its task ending (the result is written first); a pending one finds the result and
+    # ends without counting (`task` counts a done partition again only with --force)
+    again = sorted(i for i in ev.done if queued.get(i) == "pending")
     if again:
-        notes.append(f"partitions {compact_ranges(again)} are done but queued again (a second result is kept "
-                     "as a duplicate)")
+        notes.append(f"partitions {compact_ranges(again)} are done and queued again: their tasks find the "
+                     "result and end without counting")
+    if ev.duplicates:
+        notes.append(f"partitions {compact_ranges(sorted(ev.duplicates))} were counted more than once: the "
+                     "later results are kept in results/duplicates/")
     jobs: dict[str, set[int]] = {"pending": set(), "running": set()}
     ended: dict[int, list[TaskState]] = {}
     for t in ev.ended:
@@ -147,12 +166,19 @@ def classify(ev: Evidence) -> tuple[dict[str, list[int]], dict[int, list[str]], 
     for i in in_range if ev.scope is None else ev.scope:
         if i in ev.done:
             states["done"].append(i)
+        elif i in ev.claims:  # a live task counts it, whatever the queue says meanwhile
+            states["running"].append(i)
+            jobs["running"].update(job for cat, job in queued_by.get(i, []) if cat == "running")
         elif i in queued:
             states[queued[i]].append(i)
             for cat, job in queued_by[i]:
                 jobs[cat].add(job)
         else:
             why = _scheduler_evidence(ended.get(i, []))
+            if any(t.exit_code.startswith(f"{EXIT_INTERRUPTED}:") for t in ended.get(i, [])):
+                k, n = ev.checkpoints.get(i, (0, 0))
+                why.insert(0, f"stopped, checkpointed at {k} of {n} states (resubmit resumes it)" if n
+                           else "stopped before its first checkpoint")
             if i in ev.damaged:
                 why.insert(0, f"result damaged: {ev.damaged[i]}")
             if i in ev.errors:
@@ -262,18 +288,23 @@ def gather(layout: RunLayout, backend: Backend | None, backend_note: str = "") -
     not_done = [i for i in scope if i not in done]
     errors = _error_records(layout, not_done)
     logs = _latest_logs(layout, set(not_done), offsets)
+    claims = live_claims(layout, not_done)
+    progress = run_progress(layout, manifest, scan.done)
     ev = Evidence(manifest.num_partitions, done, _placed(view.queue, offsets), _placed(view.ended, offsets), errors,
                   {i: (p, _last_line(p)) for i, p in logs.items()}, scan.damaged, submitted,
-                  None if len(scope) == manifest.num_partitions else scope)
+                  None if len(scope) == manifest.num_partitions else scope, claims, progress.partial,
+                  layout.duplicated_partitions())
     states, evidence, queued_jobs, notes = classify(ev)
+    local = [i for i in states["running"] if i in claims and not (claims[i] and claims[i].slurm_task)]
     sources = {
         "results": f"{len(done)} result files" + (f", {len(scan.damaged)} damaged" if scan.damaged else ""),
         **view.sources,
         "task logs": f"{len(errors)} error records, {len(logs)} SLURM logs of unfinished partitions",
+        "claims": f"{len(claims)} held by live tasks",
     }
     return StatusReport(layout.root, name, len(scope), states, evidence,
                         {i: logs[i] for i in states["failed"] if i in logs}, queued_jobs, sources, view.backend,
-                        view.notes + notes, run_progress(layout, manifest, scan.done), view.asked)
+                        view.notes + notes, progress, view.asked, local)
 
 
 def _placed(records: list[TaskState], offsets: dict[int, int]) -> list[TaskState]:

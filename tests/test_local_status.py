@@ -83,3 +83,39 @@ def test_a_done_partition_is_not_counted_again_unless_forced(run: Path, cli) -> 
     assert "is done already" in again.stdout and not (RunLayout(run).results_dir / "duplicates").exists()
     forced = cli("task", run, "--shard", 0, "--force", check=True)
     assert "[duplicate, attempt 2, resumed from state 0]" in forced.stdout  # rich's markup does not eat it
+
+
+def test_a_local_run_in_flight_shows_its_claimed_partitions_running(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """`status` reads the claims that `run` takes (jobs.claims): while it counts, the partitions its tasks
+    hold are "running (local)", not missing. N-Queens 16 without symmetry in 2 partitions: about 3.5 s of
+    kernel each on PoCL here (2 cores)."""
+    import subprocess
+    import sys
+    import time
+
+    root = tmp_path / "in flight"
+    cli("pool", "nqueens", 16, "--symmetry", "none", "--out", root, "-P", 2, check=True)
+    layout = RunLayout(root)
+    proc = subprocess.Popen([sys.executable, "-m", "permenum.cli", "run", str(root), "--chunk-seconds", "0.3"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen: list[tuple[list[int], str]] = []
+    try:
+        while proc.poll() is None and not seen:
+            report = _json(cli, root)
+            running = report["states"]["running"]["partitions"]
+            if running:
+                human = cli("status", root, check=True).stdout
+                seen.append((running, human))
+                assert set(running) <= {0, 1} and set(running).isdisjoint(report["states"]["missing"]["partitions"])
+                assert report["running_local"] == running
+                assert all(layout.claim_file(i).stat().st_size for i in running)  # a holder is named
+            time.sleep(0.2)  # leave the run its cores
+    finally:
+        _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert seen, "status never showed a partition running while `run` counted"
+    [(running, human)] = seen
+    assert any(line.split()[:2] == ["running", str(len(running))] and line.rstrip().endswith("(local)")
+               or "(local" in line and line.startswith("running") for line in human.splitlines()), human
+    report = _json(cli, root)
+    assert report["states"]["done"]["partitions"] == [0, 1] and report["running_local"] == []

@@ -239,10 +239,54 @@ def test_classify_precedence() -> None:
     assert queued_jobs == {"pending": [20, 21], "running": [20]}
     assert any("20_9" in n for n in notes)
     # A done partition queued again stays done, and its job is not shown as holding queued partitions.
-    ev2 = Evidence(3, {0}, [_t(30, 0, "RUNNING", "squeue")], [], {}, {})
+    ev2 = Evidence(3, {0}, [_t(30, 0, "PENDING", "squeue")], [], {}, {})
     states, _, queued_jobs, notes = classify(ev2)
     assert states["done"] == [0] and states["missing"] == [1, 2] and queued_jobs == {}
-    assert any("done but queued again" in n for n in notes)
+    assert notes == ["partitions 0 are done and queued again: their tasks find the result and end without counting"]
+
+
+@pytest.mark.parametrize("state", ["RUNNING", "COMPLETING"])
+def test_a_done_partition_whose_task_is_ending_is_done_without_a_duplicate_note(state: str) -> None:
+    """A task writes its result, then exits: meanwhile squeue lists it RUNNING, then COMPLETING. It said "done
+    but queued again (a second result is kept as a duplicate)", and no duplicate was there."""
+    [ending] = queue.parse_squeue(f"41|5|{state}|None|permenum-q", "permenum-q")
+    states, _, queued_jobs, notes = classify(Evidence(8, {5}, [ending], [], {}, {}))
+    assert states["done"] == [5] and states["running"] == [] and queued_jobs == {} and notes == []
+    # a duplicate is reported where results/duplicates/ holds one, and only there
+    _, _, _, notes = classify(Evidence(8, {5}, [ending], [], {}, {}, duplicates={5}))
+    assert notes == ["partitions 5 were counted more than once: the later results are kept in results/duplicates/"]
+
+
+def test_a_task_that_checkpointed_and_exited_75_is_stopped_not_cancelled_before_it_started() -> None:
+    """scontrol's record of an element that checkpointed on USR1 (exit 75:0), was requeued (RunTime starts
+    again from 0) and was then cancelled while pending: the recorded element 2 of
+    scontrol_cancelled_pending.txt with the fields such an element has (ExitCode=75:0, Restarts=1)."""
+    recorded = (DATA / "scontrol_cancelled_pending.txt").read_text().splitlines()[1]
+    line = (recorded.replace("ArrayTaskId=2-5%1", "ArrayTaskId=4").replace("ExitCode=0:0", "ExitCode=75:0")
+            .replace("Reason=JobArrayTaskLimit", "Reason=None").replace("Restarts=0", "Restarts=1"))
+    assert "RunTime=00:00:00" in line and "JobState=CANCELLED" in line and line.count("=1 ") > recorded.count("=1 ")
+    records = queue.parse_scontrol_jobs(line, "permenum-nqueens13-bfc0c57cfe76")
+    assert [(t.partition, t.exit_code, t.started) for t in records] == [(4, "75:0", True)]
+    states, evidence, _, _ = classify(Evidence(8, set(), [], records, {}, {}, checkpoints={4: (1200, 3000)}))
+    assert states["failed"] == [4]  # resubmit resumes it from its checkpoint
+    assert evidence[4] == ["stopped, checkpointed at 1200 of 3000 states (resubmit resumes it)",
+                           "job 1_4 CANCELLED (exit 75:0) [scontrol]"]
+    _, evidence, _, _ = classify(Evidence(8, set(), [], records, {}, {}))
+    assert evidence[4][0] == "stopped before its first checkpoint"
+
+
+def test_a_live_claim_is_running_whatever_the_queue_says() -> None:
+    """A claim held by a live task (jobs.claims.live_claims) is the task itself: running, local or not;
+    a task's own queue entry still names its job."""
+    from permenum.jobs.claims import Holder
+
+    local = Holder("node1", 4242, None, "2026-11-27T10:00:00+00:00")
+    slurm = Holder("node2", 77, "50_3", "2026-11-27T10:00:00+00:00")
+    ev = Evidence(5, {0}, [_t(50, 3, "RUNNING", "squeue"), _t(50, 4, "PENDING", "squeue")], [], {}, {},
+                  claims={1: local, 2: None, 3: slurm})
+    states, _, queued_jobs, _ = classify(ev)
+    assert states == {"done": [0], "running": [1, 2, 3], "pending": [4], "failed": [], "missing": []}
+    assert queued_jobs == {"pending": [50], "running": [50]}
 
 
 def test_dry_run_prints_the_script_and_writes_nothing(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]

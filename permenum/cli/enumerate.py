@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import sys
 import tempfile
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from permenum.cli.common import layout, out
+from permenum.cli.common import err, layout, out
 from permenum.cli.options import WORKERS_HELP, PROBLEM, Renaming, pool_options, task_options
 from permenum.cli.runner import print_collect, run_here, task_options as checked_options
 
@@ -19,7 +20,7 @@ from permenum.cli.runner import print_collect, run_here, task_options as checked
 @click.argument("problem", type=PROBLEM)
 @click.argument("n", type=int)
 @click.option("--run-dir", type=click.Path(file_okay=False), default=None,
-              help="Keep the run in this directory (default: a temporary directory, deleted at the end).")
+              help="Keep the run in this directory (default: a temporary one, deleted once the count succeeds).")
 @click.option("--shards", "-P", "partitions", type=int, default=None,
               help="Partitions (default: one per worker, fewer when the pool has fewer states; formerly --partitions).")
 @click.option("--workers", "-w", type=click.IntRange(min=1), default=None, help=WORKERS_HELP)
@@ -30,7 +31,9 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
               target_states: int | None, seed: int, symmetry: str | None, balance: str) -> None:
     """Count every solution of PROBLEM (nqueens | costas) of size N on this machine: pool + run + collect.
 
-    Prints the total and checks it against the published count (exit 0 only when it is trusted).
+    Prints the total and checks it against the published count (exit 0 only when it is trusted). Without
+    --run-dir the run is counted in a temporary directory, deleted only after a success: an interrupted or
+    failed count keeps it, and says where (`permenum run` there resumes).
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -44,6 +47,7 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
     start_early()  # the devices' processes import while this one counts the devices
     tmp = None if run_dir else tempfile.mkdtemp(prefix=f"permenum-{problem}-{n}-")
     run = layout(run_dir or Path(tmp) / "run")  # type: ignore[arg-type]
+    kept = False  # the temporary run outlives the command only when it holds unfinished work
     try:
         setup = ThreadPoolExecutor(1, thread_name_prefix="devices")
         chosen = setup.submit(select_devices, device)  # an unknown device fails before the run
@@ -62,11 +66,17 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
 
             check_kernel(problem, kernel, settings.resolved_symmetry)
         devices.result()
-        rc = run_here(run, workers, options, prepare=lambda: write_pool(run, settings), kept=tmp is None)  # pool: while workers start
+        rc = run_here(run, workers, options, prepare=lambda: write_pool(run, settings))  # pool: while workers start
         if rc == 0:
             rc = print_collect(run, show_ledger=tmp is None)  # a temporary run is deleted below
+        # Ctrl-C, USR1, a time limit's TERM (75), a failed partition or a count that does not check out: the
+        # messages above name the run (resume, `status`), so it stays; deleting it lost what was counted
+        kept = tmp is not None and rc != 0 and run.manifest.exists()
+        if kept:
+            err.print(f"kept the run in {shlex.quote(str(run.root))}: enumerate deletes its temporary directory only "
+                      f"after a success; `rm -r {shlex.quote(str(tmp))}` when done with it", markup=False)
         out.print(f"whole command: {time.perf_counter() - t0:.2f} s")
         sys.exit(rc)
     finally:
-        if tmp:
+        if tmp and not kept:
             shutil.rmtree(tmp, ignore_errors=True)

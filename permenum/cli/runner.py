@@ -42,11 +42,10 @@ def open_device(device: str | None) -> None:
 
 
 def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", again: str = "",
-             prepare: Callable[[], None] = lambda: None, shards: list[int] | None = None, kept: bool = True) -> int:
+             prepare: Callable[[], None] = lambda: None, shards: list[int] | None = None) -> int:
     """Run the partitions without a result (of ``shards``; None: all) on this machine (``workers`` None: one
     worker per device group, every GPU used once); ``again`` is the command that resumes (default
-    `permenum run RUN`); ``prepare`` runs while the workers start (jobs.local.run_local). ``kept`` False: the
-    run directory is deleted afterwards (enumerate's temporary one), so no next step can name it. A partition
+    `permenum run RUN`); ``prepare`` runs while the workers start (jobs.local.run_local). A partition
     whose writes the system refused (a full disk, a quota) raises its OSError: one line, exit 74 (app.main)."""
     from permenum.jobs.children import start_early
     from permenum.jobs.environment import StopRequest
@@ -72,10 +71,9 @@ def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", aga
         first, which = summary.refused[min(summary.refused)], sorted(summary.refused)
         named = f"partitions {ranges(which)}" if len(which) > 1 else f"partition {which[0]}"
         raise OSError(first.errno, f"{first.strerror}; {named} not counted", first.filename)
-    if summary.failed and kept:  # a failed partition has no result, so running again counts it again
+    if summary.failed:  # a failed partition has no result, so running again counts it again
         out.print(f"next: `permenum status {shlex.quote(str(layout.root))}` says why, then `{again}` again to retry "
                   "the failed partitions", markup=False)
-    if summary.failed:
         return EXIT_INCOMPLETE
     # left to another executor: done only if it has finished them by now (one more scan, only then)
     return EXIT_INCOMPLETE if summary.claimed and set(summary.claimed) & set(pending_partitions(layout)) else 0

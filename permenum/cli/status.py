@@ -78,6 +78,8 @@ def _print_status(report: "StatusReport") -> None:
         parts = report.states[state]
         jobs = report.queued_jobs.get(state)
         where = f"  (job {', '.join(map(str, jobs))})" if jobs else ""
+        if state == "running" and report.local:  # live claims of `permenum run` or a `task` by hand
+            where += "  (local)" if report.local == parts else f"  (local: {ranges(report.local)})"
         table.add_row(f"[{colour[state]}]{state}[/]", str(len(parts)), (ranges(parts) or "-") + where)
     out.print(table)
     prog = report.progress
