@@ -15,6 +15,7 @@ from rich.table import Table
 
 from permenum.cli.common import existing_run, out
 from permenum.cli.options import in_existing_folder
+from permenum.cli.runner import conflicts_line
 from permenum.errors import printable
 
 if TYPE_CHECKING:
@@ -36,7 +37,8 @@ def report(run: str, plot_file: str | None, by_model: bool) -> None:
 
     if plot_file:
         require_matplotlib()
-    rep = build_report(existing_run(run))
+    where = existing_run(run)
+    rep = build_report(where)
     c, m = rep.collected, rep.collected.manifest
     lo, med, hi = spread(rep.seconds)
     summary = Table(title=f"{m.problem} n={m.n}: run {m.run_id}", show_header=False, title_justify="left")
@@ -47,6 +49,9 @@ def report(run: str, plot_file: str | None, by_model: bool) -> None:
     summary.add_row("verified", rep.verified_share if rep.verified_share != "no verifications"
                     else "no verifications (`permenum verify RUN --sample F`)")
     summary.add_row("balance", f"{rep.kernel_imbalance:.3f}: the largest partition's kernel seconds over the mean")
+    conflicts = conflicts_line(where)
+    if conflicts:
+        summary.add_row("[red]conflict[/red]", escape(conflicts))
     worst = rep.largest_overhead()
     summary.add_row("overhead", f"mean {statistics.fmean(rep.overheads):.3f} s, max "
                     f"{worst.seconds_total - worst.seconds_kernel:.3f} s (partition {worst.partition}) a task besides "
