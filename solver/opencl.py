@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
@@ -20,6 +21,11 @@ from permenum.kernel_cache import BUILDS
 from permenum.problems import StateBatch
 from permenum.problems.base import ChildBatch
 from permenum.solver.devices import DeviceRef, probed_context, select_devices
+
+#: NVIDIA's compiler always says something, so pyopencl warned "Non-empty compiler output encountered" on every
+#: build that succeeded; a failed one raises BuildError with the log. PYOPENCL_COMPILER_OUTPUT=1 still shows the
+#: whole log (pyopencl then warns with the log itself, a message this does not match).
+warnings.filterwarnings("ignore", message="Non-empty compiler output encountered", category=cl.CompilerWarning)
 
 _lock = threading.Lock()  # guards the two dicts below, held only to look up
 _contexts: dict[tuple[int, int, int | None], "DeviceContext"] = {}
@@ -59,7 +65,8 @@ class DeviceContext:
         with self._build_lock:
             if key not in self._programs:
                 try:
-                    with BUILDS.building(filename, self.ref.label, self.ref.platform):  # says so once if slow
+                    with BUILDS.building(filename, self.ref.label, self.ref.platform,  # says so once if slow
+                                         f"{build_id(filename, options)} {self.ref.model} {self.ref.device.driver_version}"):
                         self._programs[key] = cl.Program(self.context, kernel_source(filename)).build(options=list(options))
                 except cl.RuntimeError as exc:
                     raise BuildError(f"building {filename} with {' '.join(options)} failed on {self.ref.label}: {exc}") from exc
