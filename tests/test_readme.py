@@ -178,3 +178,13 @@ def test_the_plain_python_hides_the_test_extras(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", "import pandas"], env=env, capture_output=True, text=True)
     assert proc.returncode != 0 and "not part of the plain install" in proc.stderr
     subprocess.run([sys.executable, "-c", "import pyarrow.compute, numpy, matplotlib"], env=env, check=True)
+
+
+def test_the_readme_says_where_each_commands_code_is() -> None:
+    """It said `permenum/cli/<command>.py`, which merge, same-pool, arrays, resubmit and search-task are not."""
+    from permenum.cli.app import COMMANDS
+
+    text = " ".join(README.read_text().split())
+    assert "`permenum/cli/<command>.py`" not in text or all(
+        c.callback.__module__ == f"permenum.cli.{c.name}" for c in COMMANDS)
+    assert "the module of `permenum/cli/` that `permenum/cli/app.py` imports it from" in text
