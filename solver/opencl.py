@@ -22,11 +22,6 @@ from permenum.problems import StateBatch
 from permenum.problems.base import ChildBatch
 from permenum.solver.devices import DeviceRef, probed_context, select_devices
 
-#: NVIDIA's compiler always says something, so pyopencl warned "Non-empty compiler output encountered" on every
-#: build that succeeded; a failed one raises BuildError with the log. PYOPENCL_COMPILER_OUTPUT=1 still shows the
-#: whole log (pyopencl then warns with the log itself, a message this does not match).
-warnings.filterwarnings("ignore", message="Non-empty compiler output encountered", category=cl.CompilerWarning)
-
 _lock = threading.Lock()  # guards the two dicts below, held only to look up
 _contexts: dict[tuple[int, int, int | None], "DeviceContext"] = {}
 _creating: dict[tuple[int, int, int | None], threading.Lock] = {}  # per device: contexts are made side by side
@@ -61,6 +56,11 @@ class DeviceContext:
     launching: threading.Lock = field(default_factory=threading.Lock)
 
     def program(self, filename: str, options: tuple[str, ...]) -> cl.Program:
+        # NVIDIA's compiler always says something, so pyopencl warned "Non-empty compiler output encountered" on
+        # every build that succeeded; a failed one raises BuildError with the log. PYOPENCL_COMPILER_OUTPUT=1
+        # still shows the whole log (pyopencl then warns with the log itself, which this does not match). Set
+        # at each build, not at import: a filter is the process's, and whoever saved the filters may restore them.
+        warnings.filterwarnings("ignore", message="Non-empty compiler output encountered", category=cl.CompilerWarning)
         key = (filename, options)
         with self._build_lock:
             if key not in self._programs:
