@@ -168,10 +168,8 @@ def _print_collected(layout: RunLayout, c: "Collected", show_ledger: bool) -> in
                   f"{layout.root.name}` compares it with the run", markup=False)
         return EXIT_INCOMPLETE if c.missing else 0
     trusted = _print_verified(layout, c)
-    conflicts = conflicts_line(layout)
-    if conflicts:
-        err.print(f"conflict: {conflicts}", markup=False, soft_wrap=True)
     if c.missing:
+        _print_conflicts(layout)
         err.print(f"[red]incomplete:[/red] {plural(len(c.missing), 'partition')} {'has' if len(c.missing) == 1 else 'have'} no result: {ranges(c.missing)}; "
                   f"`permenum status {layout.root}` says why")
         return EXIT_INCOMPLETE
@@ -190,7 +188,15 @@ def _print_collected(layout: RunLayout, c: "Collected", show_ledger: bool) -> in
         err.print(f"[red]MISMATCH:[/red] total {c.total} (classes {c.classes}) differs from the published count "
                   f"{c.known_total} (classes {c.known_classes})")
         trusted = False
+    _print_conflicts(layout)
     return 0 if trusted else EXIT_INCOMPLETE
+
+
+def _print_conflicts(layout: RunLayout) -> None:
+    """After the checks: a result that cannot be true is refused in one line above any of this."""
+    conflicts = conflicts_line(layout)
+    if conflicts:
+        err.print(f"conflict: {conflicts}", markup=False, soft_wrap=True)
 
 
 def print_search_status(layout: RunLayout, ask_scheduler: bool = False) -> int:
