@@ -32,6 +32,7 @@ from permenum.poolgen.write import DEFAULT_FACTOR, PoolSettings
 from permenum.problems import Problem, StateBatch, get_problem
 from permenum.solver.opencl import device_lanes, open_first
 from permenum.solver.registry import make_solver, variant_for
+from permenum.words import plural
 
 #: The sizes whose predicted seconds the growth is fitted to: the sample's size and the ones below it (the
 #: growth per size drifts up slowly, so the nearest sizes speak for the ones beyond).
@@ -42,6 +43,16 @@ PROJECTED = {"nqueens": range(23, 29), "costas": range(21, 31)}
 #: 14: a 10% sample is 35-60 ms of kernel, and the same command predicted 1.14x and 1.77x the run).
 #: A run shorter than this is sampled whole, and its estimate is its count's own time.
 MIN_SAMPLE_SECONDS = 0.5
+#: A growth fitted to sizes shorter than this (predicted kernel seconds) is not projected: there launches and
+#: timers, not the tree, set the time. Measured here (PoCL, 2-core EPYC), N-Queens 9-17: 5.5, 0.3, 0.8, 5.6,
+#: 33, 59 ms, then 0.41, 1.8 s; below 0.1 s a size's time is 0.05x-9x the one below it (the estimated
+#: nodes: 3.8x-7.8x), from 0.4 s on it follows them (7.0x, 4.4x against 6.2x, 6.5x). `estimate nqueens 14`
+#: fitted 2.5x-3.2x a size to 11-14 and projected N=28 at 123 device-hours.
+MIN_FIT_SECONDS = 0.2
+#: How far the fitted growth may stray from the growth of the estimated nodes over the same sizes (either way)
+#: before the projection is called unreliable: fc's cost per estimated node grows about 1.08x an order
+#: (Costas 22 -> 30, see the module), N-Queens' stays level; a growth off by 1.5x is 26x off at 8 sizes.
+GROWTH_TOLERANCE = 1.5
 
 
 @dataclass(frozen=True)
@@ -170,3 +181,20 @@ def growth(result: Estimate, estimate_at: Callable[[int], Estimate]) -> tuple[Gr
     below = [estimate_at(m) for m in range(lowest, result.n)]
     fitted = [(e.n, e.device_seconds) for e in (*below, result) if e.device_seconds > 0]
     return (Growth.fit(fitted) if len(fitted) >= 2 else None), below
+
+
+def doubts(growth: Growth, fitted: Sequence[Estimate]) -> str | None:
+    """Why a projection by ``growth`` of ``fitted`` (the estimates it was fitted to) is not to be trusted, in
+    words; None where nothing speaks against it. Sizes under MIN_FIT_SECONDS time launches, not the search,
+    and a growth far from that of the tree's estimated nodes times something else too."""
+    why = []
+    short = [e for e in fitted if e.device_seconds < MIN_FIT_SECONDS]
+    if short:
+        why.append(f"{plural(len(short), 'size')} of the fit took under {MIN_FIT_SECONDS:g} s of kernel ("
+                   + ", ".join(f"{e.n}: {e.device_seconds:.2g} s" for e in short) + "), where launches and timers, "
+                   "not the search, set the time")
+    nodes = Growth.fit([(e.n, e.estimated_total) for e in fitted]).ratio if len(fitted) >= 2 else None
+    if nodes is not None and not 1 / GROWTH_TOLERANCE <= growth.ratio / nodes <= GROWTH_TOLERANCE:
+        why.append(f"its growth {growth.ratio:.2f}x a size is far from the {nodes:.2f}x of the search tree's "
+                   "estimated nodes over the same sizes")
+    return "; ".join(why) or None

@@ -48,7 +48,7 @@ class CostasEvidence:
         if self.counted_classes is not None and self.counted_classes != self.classes:
             line += f"; the results count {self.counted_classes} classes: DIFFERENT"
         if self.welch + self.golomb == 0:
-            return line + "; no algebraic construction for this order"
+            return line + "; none of the families built here (exponential Welch, Lempel-Golomb) gives this order"
         if self.missing:
             return line + f"; {len(self.missing)} of the {made} MISSING, e.g. {list(self.missing[0])}"
         return line + f"; all {made} present"

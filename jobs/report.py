@@ -19,6 +19,7 @@ from typing import Any
 from permenum.atomic import write_atomic
 from permenum.errors import UserError
 from permenum.jobs.collect import Collected, collect
+from permenum.jobs.evidence import CostasEvidence, run_evidence
 from permenum.jobs.verify import Verified
 from permenum.layout import RunLayout
 from permenum.ranges import compact_ranges
@@ -60,6 +61,24 @@ class Report:
     parts: list[PartitionTime]
     cost_unit: str  # what measured_cost is: "nodes" (node-counting build) or "kernel seconds"
     verified: Verified | None = None  # the run's verifications (`permenum verify`), where it has any
+    evidence: CostasEvidence | None = None  # a finished Costas run's own evidence (jobs.evidence)
+
+    @property
+    def counted(self) -> str:
+        """The total (or partial sum) with its classes, where the problem counts them."""
+        c = self.collected
+        return f"{c.total}" + ("" if c.classes is None else f", {c.classes} classes")
+
+    @property
+    def total_line(self) -> str:
+        return f"{'total' if self.collected.complete else 'partial sum'} {self.counted}"
+
+    @property
+    def evidence_line(self) -> str | None:
+        """The run's own evidence in words (Costas: arrays checked, classes x orbits, constructions), else None."""
+        if self.evidence is None:
+            return None
+        return f"{'sound' if self.evidence.sound else 'NOT SOUND'}: {self.evidence.describe()}"
 
     @property
     def check(self) -> str:
@@ -171,7 +190,10 @@ def build_report(layout: RunLayout) -> Report:
                          float(r["nodes"]) if unit == "nodes" else float(r["seconds_kernel"]),
                          r["devices"] or "?", r["models"] or "?") for r in rows]
     assert collected.verified is not None, "collect compares the verifications"
-    return Report(collected, parts, unit, collected.verified)
+    m = collected.manifest
+    evidence = (run_evidence(layout, m.problem, m.n, collected.total, collected.classes) if collected.complete
+                else None)
+    return Report(collected, parts, unit, collected.verified, evidence)
 
 
 #: The band within which an estimate counts as good (measured over estimated share), and its colours.
@@ -187,8 +209,21 @@ def require_matplotlib() -> None:
         raise UserError("--plot needs matplotlib, which permenum installs: pip install matplotlib") from None
 
 
+def plot_format(path: Path) -> str:
+    """The image format ``path``'s suffix names, one matplotlib writes (png, pdf, svg, jpg, ...); a suffix it does
+    not know is refused in one line, before any work (PNG bytes went into a .txt)."""
+    require_matplotlib()
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix not in formats:
+        raise UserError(f"--plot {path}: name an image file, one of " + ", ".join(f".{f}" for f in sorted(formats)))
+    return suffix
+
+
 def plot_report(report: Report, path: Path) -> None:
-    """Write the report as a PNG: a header with the total, its check and the verified share; kernel seconds
+    """Write the report as an image, in the format its suffix names (plot_format): a header with the total, its check and the verified share; kernel seconds
     per partition (the balance) beside each task's overhead; the estimates' error per partition; throughput
     per device. A panel is drawn only where it compares more than one bar (a one-bar panel says nothing a
     number does not): a one-partition run's header carries its two numbers instead."""
@@ -213,9 +248,11 @@ def plot_report(report: Report, path: Path) -> None:
                f"{statistics.fmean(report.overheads):.2f} s, max {worst.seconds_total - worst.seconds_kernel:.2f} s "
                f"(partition {worst.partition})" if several else
                f"one partition: kernel {worst.seconds_kernel:.3g} s, overhead {report.overheads[0]:.3g} s")
-    fig.suptitle(f"{m.problem} n={m.n}: {'total' if c.complete else 'partial sum'} {c.total:,} ({report.check})\n"
+    evidence = "" if report.evidence_line is None else textwrap.fill(f"evidence {report.evidence_line}", 150) + "\n"
+    good = good and (report.evidence is None or report.evidence.sound)
+    fig.suptitle(f"{m.problem} n={m.n}: {report.total_line} ({report.check})\n"
                  f"{len(report.parts)}/{m.num_partitions} partitions counted; verified: {report.verified_share}\n"
-                 + numbers, fontsize=11, color="black" if good else OUTSIDE)
+                 + evidence + numbers, fontsize=11, color="black" if good else OUTSIDE)
     if not panels:  # one partition on one device: the header says it all
         axes[0][0].set_axis_off()
     if several:
@@ -228,7 +265,7 @@ def plot_report(report: Report, path: Path) -> None:
     if "devices" in ax:
         _plot_devices(ax["devices"], devices)
     fig.tight_layout()
-    write_atomic(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
+    write_atomic(path, lambda tmp: fig.savefig(tmp, format=plot_format(path), dpi=110))
     plt.close(fig)
 
 

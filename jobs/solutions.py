@@ -142,7 +142,7 @@ def stored_arrays(layout: RunLayout, expand: bool) -> StoredArrays:
 
     manifest = load_manifest(layout)
     if not get_problem(manifest.problem).reports_solutions:
-        raise UserError(f"`arrays` lists Costas arrays; {layout.root} is a {manifest.problem} run")
+        raise UserError(f"`arrays` lists Costas arrays; {layout.root} is a run of {manifest.problem}")
     scan = scan_results(layout, manifest)
     missing = [i for i in range(manifest.num_partitions) if i not in scan.done]
     if missing:

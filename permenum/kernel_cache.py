@@ -4,11 +4,16 @@ A kernel's first build on a device takes seconds (PoCL: 1-3 s a program; NVIDIA'
 later ones load it from a cache in a fraction of that. Without a word, a new user's first command looks
 slow for no reason, so a build still running after ``NOTICE_AFTER`` seconds says so, once per process,
 naming the cache. Who keeps the cache depends on the platform: PoCL and NVIDIA's driver cache builds
-themselves (pyopencl then leaves them to it), other platforms use pyopencl's cache. Standard library only.
+themselves (pyopencl then leaves them to it), other platforms use pyopencl's cache. NVIDIA's driver caches
+only the binary: the OpenCL front end runs again on every build, past ``NOTICE_AFTER``, so a build is
+announced only the first time this user builds it (the same source, options -- a size, a pool depth --,
+device model and driver, for the same cache), remembered by an empty file under ``SEEN``. Standard library
+only.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import threading
@@ -25,6 +30,12 @@ def _xdg_cache() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
 
 
+def _seen(platform: str, build: str) -> Path:
+    """The file that says ``build`` (a kernel's build id, device model and driver) was built for this cache."""
+    digest = hashlib.sha256(f"{cache_dir(platform)}\0{platform}\0{build}".encode()).hexdigest()[:32]
+    return _xdg_cache() / "permenum" / "built" / digest
+
+
 def cache_dir(platform: str) -> Path:
     """Where ``platform``'s built kernels are cached, and so where a second run finds them."""
     if "Portable Computing Language" in platform:
@@ -39,7 +50,7 @@ def cache_hint(platform: str) -> str:
     if "Portable Computing Language" in platform:
         return "POCL_CACHE_DIR moves it"
     if "NVIDIA" in platform:
-        return "CUDA_CACHE_PATH moves it"
+        return "NVIDIA's driver keeps the binary; CUDA_CACHE_PATH moves it"
     return "XDG_CACHE_HOME moves it"
 
 
@@ -53,18 +64,25 @@ class BuildNotice:
         self._said = threading.Event()
 
     @contextmanager
-    def building(self, what: str, device: str, platform: str) -> Iterator[None]:
-        """Around one build of ``what`` on ``device``: past ``after`` seconds, one line on stderr."""
-        if self._said.is_set():
-            yield
-            return
-        timer = threading.Timer(self.after, self._say, (what, device, platform))
-        timer.daemon = True
-        timer.start()
+    def building(self, what: str, device: str, platform: str, build: str) -> Iterator[None]:
+        """Around one build of ``what`` on ``device``: past ``after`` seconds, one line on stderr, unless this
+        ``build`` (its build id, device model and driver) was built before for the same cache."""
+        seen = _seen(platform, build)
+        timer = None
+        if not self._said.is_set() and not seen.exists():
+            timer = threading.Timer(self.after, self._say, (what, device, platform))
+            timer.daemon = True
+            timer.start()
         try:
             yield
         finally:
-            timer.cancel()
+            if timer is not None:
+                timer.cancel()
+        try:  # built: not announced again
+            seen.parent.mkdir(parents=True, exist_ok=True)
+            seen.touch()
+        except OSError:
+            pass  # a read-only home: the notice may come again, nothing worse
 
     @property
     def said(self) -> bool:
@@ -80,9 +98,8 @@ class BuildNotice:
         if self._said.is_set():
             return
         self._said.set()
-        self.write(f"building OpenCL kernel {what} for {device}: a first run on a device builds its kernels "
-                   f"(seconds each); later runs load them from the kernel cache in {cache_dir(platform)} "
-                   f"({cache_hint(platform)})")
+        self.write(f"building OpenCL kernel {what} for {device}: once for each size and pool depth (seconds "
+                   f"each); later runs load it from the kernel cache in {cache_dir(platform)} ({cache_hint(platform)})")
 
 
 #: The process's notice: every DeviceContext's builds share it, so a process says it once.

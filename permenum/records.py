@@ -614,6 +614,25 @@ def attempts_so_far(layout: RunLayout, partition: int) -> int:
     return int(layout.result_file(partition).exists()) + len(dups)
 
 
+def kept_conflicts(layout: RunLayout) -> dict[int, list[Path]]:
+    """Counts refused for other numbers than their partition's accepted result and kept in ``results/duplicates/``
+    as evidence (an attempt here, write_result; an import, `merge`): partition -> their files. One file or the
+    other is wrong, and only a re-count tells which; an unreadable kept file is listed too."""
+    kept: dict[int, list[Path]] = {}
+    folder = layout.results_dir / "duplicates"
+    for path in sorted(folder.glob("part-*.json")) if folder.is_dir() else []:
+        match = re.match(r"part-(\d+)\.(imported|attempt)-", path.name)
+        if match is None:
+            continue
+        try:  # a refused import is a conflict by its name; an attempt's duplicate says whether it is one
+            conflict = match[2] == "imported" or _read_sealed(path, "kept result", RESULT_FORMAT).get("conflict") is True
+        except UserError:
+            conflict = True
+        if conflict:
+            kept.setdefault(int(match[1]), []).append(path)
+    return kept
+
+
 # --------------------------------------------------------------------------- failure record
 
 

@@ -20,8 +20,9 @@ if [ ${#pkgs[@]} -gt 0 ]; then
     mapfile -t pkgs < <(printf '%s\n' "${pkgs[@]}" | sort -u)
     echo "install.sh: apt-get install ${pkgs[*]}" >&2
     export DEBIAN_FRONTEND=noninteractive
-    $SUDO apt-get update -q >/dev/null
-    $SUDO apt-get install -y -q --no-install-recommends "${pkgs[@]}" >/dev/null
+    wait_lock=(-o DPkg::Lock::Timeout=600)  # another apt (unattended-upgrades) holding the lock: wait, not fail
+    $SUDO apt-get "${wait_lock[@]}" update -q >/dev/null
+    $SUDO apt-get "${wait_lock[@]}" install -y -q --no-install-recommends "${pkgs[@]}" >/dev/null
 fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extra]"

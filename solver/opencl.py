@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
@@ -55,11 +56,17 @@ class DeviceContext:
     launching: threading.Lock = field(default_factory=threading.Lock)
 
     def program(self, filename: str, options: tuple[str, ...]) -> cl.Program:
+        # NVIDIA's compiler always says something, so pyopencl warned "Non-empty compiler output encountered" on
+        # every build that succeeded; a failed one raises BuildError with the log. PYOPENCL_COMPILER_OUTPUT=1
+        # still shows the whole log (pyopencl then warns with the log itself, which this does not match). Set
+        # at each build, not at import: a filter is the process's, and whoever saved the filters may restore them.
+        warnings.filterwarnings("ignore", message="Non-empty compiler output encountered", category=cl.CompilerWarning)
         key = (filename, options)
         with self._build_lock:
             if key not in self._programs:
                 try:
-                    with BUILDS.building(filename, self.ref.label, self.ref.platform):  # says so once if slow
+                    with BUILDS.building(filename, self.ref.label, self.ref.platform,  # says so once if slow
+                                         f"{build_id(filename, options)} {self.ref.model} {self.ref.device.driver_version}"):
                         self._programs[key] = cl.Program(self.context, kernel_source(filename)).build(options=list(options))
                 except cl.RuntimeError as exc:
                     raise BuildError(f"building {filename} with {' '.join(options)} failed on {self.ref.label}: {exc}") from exc

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from permenum.jobs.estimate import estimate
+from permenum.jobs.estimate import Estimate, estimate
 
 
 def test_a_sample_of_the_whole_pool_predicts_exactly_what_it_measured() -> None:
@@ -68,3 +68,37 @@ def test_estimate_command_projects_record_sizes_and_refuses_bad_input(cli) -> No
     for bad in (["nqueens", 0], ["nqueens", 12, "--max-fraction", 2], ["sudoku", 9]):
         proc = cli("estimate", *bad, "--no-project")
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def _sized(n: int, seconds: float, nodes: float) -> Estimate:
+    """An estimate of size n whose whole pool of ``nodes`` estimated nodes was counted in ``seconds``."""
+    from permenum.jobs.estimate import Block
+
+    return Estimate("nqueens", n, "edges", "cpu", 10, 3, nodes, [Block(10, nodes, seconds)])
+
+
+def test_a_growth_fitted_to_milliseconds_or_off_the_trees_growth_is_doubted() -> None:
+    """Sizes under MIN_FIT_SECONDS time launches (on this CPU `estimate nqueens 14` fitted 3.22x a size to
+    milliseconds and projected N=28 at 123 device-hours); a growth far from the estimated nodes' is doubted too."""
+    from permenum.jobs.estimate import MIN_FIT_SECONDS, Growth, doubts
+
+    def fitted(seconds: list[float], nodes: list[float]) -> tuple[Growth, list[Estimate]]:
+        sized = [_sized(n, s, k) for n, s, k in zip(range(20, 24), seconds, nodes)]
+        return Growth.fit([(e.n, e.device_seconds) for e in sized]), sized
+
+    tree = [1e9 * 6.0 ** k for k in range(4)]
+    assert doubts(*fitted([2.0 * 6.1 ** k for k in range(4)], tree)) is None  # seconds and nodes alike: trusted
+    short = doubts(*fitted([0.004, 0.005, 0.016, 0.065], tree))
+    assert short is not None and f"4 sizes of the fit took under {MIN_FIT_SECONDS:g} s of kernel" in short
+    assert "far from the 6.00x of the search tree's estimated nodes" in short
+    slow = doubts(*fitted([MIN_FIT_SECONDS * 2.5 ** k for k in range(4)], tree))
+    assert slow is not None and "size of the fit" not in slow and "its growth 2.50x a size is far from" in slow
+
+
+def test_estimate_prints_no_projection_from_a_fit_to_milliseconds(cli) -> None:  # type: ignore[no-untyped-def]
+    text = cli("estimate", "nqueens", 12, "--device", "cpu", "--sample-seconds", 0.5, check=True).stdout
+    assert "fitted growth" in text and "no projection: unreliable, as 4 sizes of the fit took under" in text
+    assert "projected on" not in text and "estimate a larger N" in text
+    report = json.loads(cli("estimate", "nqueens", 12, "--device", "cpu", "--sample-seconds", 0.5, "--json",
+                            check=True).stdout)
+    assert "took under" in report["projection_unreliable"]

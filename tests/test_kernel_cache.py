@@ -10,13 +10,19 @@ import pytest
 from permenum.kernel_cache import BuildNotice, cache_dir
 
 
+@pytest.fixture(autouse=True)
+def _own_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Where the builds seen are remembered: this test's own."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+
+
 def test_a_slow_build_says_so_once_naming_the_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("POCL_CACHE_DIR", str(tmp_path / "kcache"))
     lines: list[str] = []
     notice = BuildNotice(lines.append, after=0.05)
-    with notice.building("nqueens.cl", "0:0 PoCL / cpu", "Portable Computing Language"):
+    with notice.building("nqueens.cl", "0:0 PoCL / cpu", "Portable Computing Language", "b1"):
         time.sleep(0.3)  # a build from source
-    with notice.building("costas.cl", "0:0 PoCL / cpu", "Portable Computing Language"):
+    with notice.building("costas.cl", "0:0 PoCL / cpu", "Portable Computing Language", "b2"):
         time.sleep(0.3)  # the next one is not announced again
     assert len(lines) == 1 and "nqueens.cl" in lines[0] and str(tmp_path / "kcache") in lines[0]
 
@@ -24,10 +30,61 @@ def test_a_slow_build_says_so_once_naming_the_cache(monkeypatch: pytest.MonkeyPa
 def test_a_fast_build_is_silent() -> None:
     lines: list[str] = []
     notice = BuildNotice(lines.append, after=0.5)
-    with notice.building("nqueens.cl", "0:0 NVIDIA CUDA / H100", "NVIDIA CUDA"):
+    with notice.building("nqueens.cl", "0:0 NVIDIA CUDA / H100", "NVIDIA CUDA", "b1"):
         pass  # loaded from the cache
     time.sleep(0.6)
     assert lines == []
+
+
+def test_a_build_seen_before_is_not_announced_again_however_slow(monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+    """NVIDIA's driver caches the binary, but its front end runs on every build, past the notice's delay: the
+    notice said "a first run on a device" on every run. Now once per build (a new size or depth is one), and
+    the line says so."""
+    monkeypatch.setenv("CUDA_CACHE_PATH", str(tmp_path / "nv"))
+    lines: list[str] = []
+    for process in range(2):  # two runs: the second's builds were seen by the first
+        notice = BuildNotice(lines.append, after=0.05)
+        with notice.building("nqueens.cl", "0:0 NVIDIA CUDA / H100", "NVIDIA CUDA", "id-n21 H100 580"):
+            time.sleep(0.3)
+    assert len(lines) == 1 and "once for each size and pool depth" in lines[0]
+    assert "a first run on a device" not in lines[0] and "NVIDIA's driver keeps the binary" in lines[0]
+    with BuildNotice(lines.append, after=0.05).building("nqueens.cl", "0:0 NVIDIA CUDA / H100", "NVIDIA CUDA",
+                                                        "id-n22 H100 580"):
+        time.sleep(0.3)  # another size: a build of its own
+    assert len(lines) == 2
+
+
+def test_compiler_output_of_a_build_that_succeeded_is_silent_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pyopencl's "Non-empty compiler output" warning reached the user on every NVIDIA build (its compiler always
+    says something); its switch PYOPENCL_COMPILER_OUTPUT=1 still shows the log. A stand-in Program's build says
+    what pyopencl says after NVIDIA's compiler."""
+    import warnings
+
+    import pyopencl as cl
+
+    from permenum.solver.opencl import open_first
+
+    class Talkative:
+        def __init__(self, context: object, source: str) -> None:
+            pass
+
+        def build(self, options: list[str] | None = None) -> "Talkative":
+            cl.compiler_output("ptxas info    : Used 40 registers")
+            return self
+
+    monkeypatch.setattr(cl, "Program", Talkative)
+    device = open_first("cpu")
+    for asked, options in ((None, ("-DA=1",)), ("1", ("-DA=2",))):
+        if asked:
+            monkeypatch.setenv("PYOPENCL_COMPILER_OUTPUT", asked)
+        else:
+            monkeypatch.delenv("PYOPENCL_COMPILER_OUTPUT", raising=False)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")  # what a user's -W or a test runner may set: the build's filter wins
+            device.program("nqueens.cl", options)
+        said = [str(w.message) for w in caught if issubclass(w.category, cl.CompilerWarning)]
+        assert said == ([] if asked is None else ["ptxas info    : Used 40 registers"]), said
 
 
 def test_each_platform_names_its_own_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

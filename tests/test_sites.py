@@ -146,6 +146,23 @@ def test_two_refused_conflicts_keep_two_pieces_of_evidence(cli, tmp_path: Path) 
     assert collect(RunLayout(a)).total == published("nqueens_total", N)  # the first stays
 
 
+def test_a_refused_conflict_is_named_by_collect_status_and_report_with_what_settles_it(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """merge keeps a conflicting count in results/duplicates/; the commands that say how a run stands name it
+    and the re-count that settles it (they said nothing: the evidence lay there unseen)."""
+    a, b = _two_sites(cli, tmp_path)
+    cli("run", a, check=True)  # A counts B's share too: B's, sealed with other numbers, conflicts
+    result = b / "results" / "part-00003.json"
+    record = read_result(result)
+    _write_sealed(result, dataclasses.replace(record, weighted=record.weighted + 8, raw=record.raw + 1).to_json())
+    assert cli("merge", a, b).returncode == 1
+    said = [cli("collect", a), cli("status", a), cli("report", a, env={"COLUMNS": "400"})]
+    assert said[0].returncode == 0  # the total stands: only a re-count tells which side is wrong
+    for proc in said:
+        text = " ".join((proc.stdout + proc.stderr).split())
+        assert "partition 3 also has 1 count refused for other numbers than the result" in text, text
+        assert f"`permenum verify {a} --shards 3`" in text
+
+
 def test_a_damaged_verification_is_refused_and_the_rest_imported(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     a, b = _two_sites(cli, tmp_path)
     cli("merge", b, a, check=True)

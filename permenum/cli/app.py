@@ -6,6 +6,7 @@ runner, options and common below them, never each other's.
 
 from __future__ import annotations
 
+import re
 import sys
 
 import click
@@ -50,6 +51,14 @@ for _command in COMMANDS:
     cli.add_command(_command)
 
 
+def _usage_message(exc: click.UsageError) -> str:
+    """click's message, but for a negative number where a size goes (`enumerate nqueens -3`): click reads it
+    as an option and said "No such option: -3"."""
+    if isinstance(exc, click.NoSuchOption) and re.fullmatch(r"-\d+", exc.option_name):
+        return f"{exc.option_name} is not a size: N is a whole number from 1"
+    return exc.format_message()
+
+
 def main() -> None:
     from permenum.jobs.environment import StopRequest
 
@@ -66,7 +75,7 @@ def main() -> None:
         sys.exit(130)
     except click.UsageError as exc:  # one line, like every other error, naming the help to read
         where = f" (`{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
-        err.print(f"error: {exc.format_message()}{where}", soft_wrap=True, markup=False)
+        err.print(f"error: {_usage_message(exc)}{where}", soft_wrap=True, markup=False)
         sys.exit(EXIT_USAGE)
     except click.ClickException as exc:
         err.print(f"error: {exc.format_message()}", soft_wrap=True, markup=False)

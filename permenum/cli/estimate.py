@@ -62,16 +62,17 @@ def estimate(problem: str, n: int, device: str | None, gpus: int, sample_seconds
     result = estimate_at(n)
     growth, below = est.growth(result, estimate_at) if project else (None, [])
     projected = [(m, growth.seconds_at(m)) for m in est.PROJECTED.get(result.problem, ()) if m > n] if growth else []
+    doubt = est.doubts(growth, (*below, result)) if growth else None
     if as_json:
-        _print_json(result, gpus, growth, below, projected)
+        _print_json(result, gpus, growth, below, projected, doubt)
         return
     _print_estimate(result, gpus)
     if project:
-        _print_growth(result, gpus, growth, below, projected)
+        _print_growth(result, gpus, growth, below, [] if doubt else projected, doubt)
 
 
 def _print_json(result: "Estimate", gpus: int, growth: "Growth | None", below: list["Estimate"],
-                projected: list[tuple[int, float]]) -> None:
+                projected: list[tuple[int, float]], doubt: str | None) -> None:
     out.print_json(json.dumps({
         "problem": result.problem, "n": result.n, "symmetry": result.symmetry, "device": result.device,
         "pool_states": result.states, "pool_depth": result.depth, "estimated_nodes": result.estimated_total,
@@ -83,6 +84,7 @@ def _print_json(result: "Estimate", gpus: int, growth: "Growth | None", below: l
             "device_seconds": {str(e.n): e.device_seconds for e in (*below, result)},
             "fitted_sizes": list(growth.sizes), "ratio_per_size": growth.ratio},
         "projected_device_seconds": {str(k): v for k, v in projected},
+        "projection_unreliable": doubt,  # why the projection is not to be trusted, None where nothing says so
         "blocks": [{"states": b.states, "estimated_nodes": b.estimated, "kernel_seconds": b.seconds}
                    for b in result.blocks],
     }))
@@ -104,14 +106,18 @@ def _print_estimate(result: "Estimate", gpus: int) -> None:
 
 
 def _print_growth(result: "Estimate", gpus: int, growth: "Growth | None", below: list["Estimate"],
-                  projected: list[tuple[int, float]]) -> None:
-    """The sizes below N, their fitted growth, and the record sizes above N it projects."""
+                  projected: list[tuple[int, float]], doubt: str | None) -> None:
+    """The sizes below N, their fitted growth, and the record sizes above N it projects: none, and why, where
+    the fit is not to be trusted (jobs.estimate.doubts)."""
     sizes = f"{result.problem} {below[0].n if below else result.n}-{result.n}"
     if growth is None:
         out.print(f"no projection: fewer than two of {sizes} took any kernel time")
         return
     out.print("predicted kernel time a size: " + ", ".join(f"{e.n}: {_hours(e.device_seconds)}" for e in (*below, result))
               + f"; fitted growth {growth.ratio:.2f}x a size")
+    if doubt:
+        out.print(f"no projection: unreliable, as {doubt}; estimate a larger N", markup=False)
+        return
     if not projected:
         return
     table = Table(title=f"projected on {result.device} by the growth of {sizes}")

@@ -6,6 +6,7 @@ import click
 
 from permenum.cli.common import layout, other_manifest, out
 from permenum.cli.options import PROBLEM, Renaming, pool_options, resolve_size, size_argument
+from permenum.words import plural
 
 
 @click.command(cls=Renaming, renamed={"--partitions": "--shards"}, short_help="Write the state pool of PROBLEM N.")
@@ -30,9 +31,9 @@ def pool(problem: str, n: int | None, n_option: int | None, run: str, partitions
                                                              symmetry=symmetry, balance=balance), like)
     g = manifest.generator
     if like is not None:
-        out.print(f"same pool as {same_as}: run {manifest.run_id}, {manifest.num_partitions} partitions, every "
+        out.print(f"same pool as {same_as}: run {manifest.run_id}, {plural(manifest.num_partitions, 'partition')}, every "
                   "partition's sha256 equal", markup=False)
     verb = "wrote" if created else "kept the identical existing"
-    out.print(f"{verb} pool {manifest.run_id}: {manifest.problem} n={manifest.n}, {manifest.total_states} states at "
-              f"depth {g.locked_depth} ({g.stop_reason}), {manifest.num_partitions} partitions in {run}", markup=False)
+    out.print(f"{verb} pool {manifest.run_id}: {manifest.problem} n={manifest.n}, {plural(manifest.total_states, 'state')} at "
+              f"depth {g.locked_depth} ({g.stop_reason}), {plural(manifest.num_partitions, 'partition')} in {run}", markup=False)
     out.print(f"next: `permenum run {run}` here, or `permenum submit {run}` to a SLURM cluster", markup=False)

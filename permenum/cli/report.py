@@ -15,6 +15,7 @@ from rich.table import Table
 
 from permenum.cli.common import existing_run, out
 from permenum.cli.options import in_existing_folder
+from permenum.cli.runner import conflicts_line
 from permenum.errors import printable
 
 if TYPE_CHECKING:
@@ -32,21 +33,28 @@ def report(run: str, plot_file: str | None, by_model: bool) -> None:
     """How RUN went: its total and checks, the verified share, balance (kernel seconds per partition) beside
     task overhead, device throughput, and estimated vs measured cost."""
     from permenum.jobs.collect import spread
-    from permenum.jobs.report import build_report, plot_report, require_matplotlib
+    from permenum.jobs.report import build_report, plot_format, plot_report
 
     if plot_file:
-        require_matplotlib()
-    rep = build_report(existing_run(run))
+        plot_format(Path(plot_file))  # refused before any work
+    where = existing_run(run)
+    rep = build_report(where)
     c, m = rep.collected, rep.collected.manifest
     lo, med, hi = spread(rep.seconds)
-    summary = Table(title=f"{m.problem} n={m.n}: run {m.run_id}", show_header=False, title_justify="left")
+    summary = Table(title=f"{m.problem} n={m.n}: run {m.run_id}, {rep.total_line}", show_header=False,
+                    title_justify="left")
     summary.add_column(style="bold")
     summary.add_column()
     summary.add_row("partitions", f"{len(rep.parts)}/{m.num_partitions} counted, balanced by {rep.balance}")
-    summary.add_row("total" if c.complete else "partial sum", f"{c.total} ({rep.check})")
+    summary.add_row("total" if c.complete else "partial sum", f"{rep.counted} ({rep.check})")
+    if rep.evidence_line is not None:
+        summary.add_row("evidence", escape(rep.evidence_line))
     summary.add_row("verified", rep.verified_share if rep.verified_share != "no verifications"
                     else "no verifications (`permenum verify RUN --sample F`)")
     summary.add_row("balance", f"{rep.kernel_imbalance:.3f}: the largest partition's kernel seconds over the mean")
+    conflicts = conflicts_line(where)
+    if conflicts:
+        summary.add_row("[red]conflict[/red]", escape(conflicts))
     worst = rep.largest_overhead()
     summary.add_row("overhead", f"mean {statistics.fmean(rep.overheads):.3f} s, max "
                     f"{worst.seconds_total - worst.seconds_kernel:.3f} s (partition {worst.partition}) a task besides "

@@ -13,6 +13,7 @@ from rich.markup import escape
 from permenum.cli.common import EXIT_INCOMPLETE, EXIT_OS, err, existing_run, out, ranges, slurm_backend, slurm_errors
 from permenum.errors import printable
 from permenum.layout import RunLayout
+from permenum.words import plural
 
 if TYPE_CHECKING:
     from permenum.jobs.collect import Collected
@@ -58,9 +59,9 @@ def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", aga
     stop.around_device_start(lambda: open_device(options.device))
     summary = run_local(layout, workers, options, console=err, stop=stop.event, prepare=prepare, shards=shards)
     if summary.skipped:
-        err.print(f"{len(summary.skipped)} partitions already had results")
+        err.print(f"{plural(len(summary.skipped), 'partition')} already had results")
     if summary.interrupted or summary.not_started:
-        stopped = f"partitions {ranges(summary.interrupted)} checkpointed" if summary.interrupted else ""
+        stopped = f"{plural(len(summary.interrupted), 'partition', False)} {ranges(summary.interrupted)} checkpointed" if summary.interrupted else ""
         waiting = f"{ranges(summary.not_started)} not started" if summary.not_started else ""
         err.print(f"interrupted: {'; '.join(x for x in (stopped, waiting) if x)}; run `{again}` again to resume",
                   markup=False)
@@ -69,7 +70,7 @@ def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", aga
         err.print(f"[red]partition {i} failed:[/red] {escape(why)}")
     if summary.refused:  # a full disk fails every partition alike: one line, exit 74 as `task` does (app.main)
         first, which = summary.refused[min(summary.refused)], sorted(summary.refused)
-        named = f"partitions {ranges(which)}" if len(which) > 1 else f"partition {which[0]}"
+        named = f"{plural(len(which), 'partition', False)} {ranges(which)}"
         raise OSError(first.errno, f"{first.strerror}; {named} not counted", first.filename)
     if summary.failed:  # a failed partition has no result, so running again counts it again
         out.print(f"next: `permenum status {shlex.quote(str(layout.root))}` says why, then `{again}` again to retry "
@@ -90,6 +91,23 @@ def verified_line(v: "Verified") -> str:
     if v.disagreeing:
         line += f"; DISAGREE: partitions {ranges(v.disagreeing)}"
     return line
+
+
+def conflicts_line(layout: RunLayout) -> str | None:
+    """For `collect`, `status` and `report`: the partitions with a count refused for other numbers than their
+    result (kept in results/duplicates/), and what settles it; None where there are none."""
+    from permenum.records import kept_conflicts
+
+    kept = kept_conflicts(layout)
+    if not kept:
+        return None
+    which = ranges(sorted(kept))
+    files = sum(len(paths) for paths in kept.values())
+    return (f"{plural(len(kept), 'partition', False)} {which} also {'has' if len(kept) == 1 else 'have'} "
+            f"{plural(files, 'count')} refused for other numbers than the result, kept in "
+            f"{printable(layout.results_dir / 'duplicates')}: one side is wrong; re-count "
+            f"(`permenum verify {printable(layout.root)} --shards {which}`): a re-count that agrees with the "
+            "result settles it")
 
 
 def _print_verified(layout: RunLayout, collected: "Collected") -> bool:
@@ -149,7 +167,8 @@ def _print_collected(layout: RunLayout, c: "Collected", show_ledger: bool) -> in
         return EXIT_INCOMPLETE if c.missing else 0
     trusted = _print_verified(layout, c)
     if c.missing:
-        err.print(f"[red]incomplete:[/red] {len(c.missing)} partitions have no result: {ranges(c.missing)}; "
+        _print_conflicts(layout)
+        err.print(f"[red]incomplete:[/red] {plural(len(c.missing), 'partition')} {'has' if len(c.missing) == 1 else 'have'} no result: {ranges(c.missing)}; "
                   f"`permenum status {layout.root}` says why")
         return EXIT_INCOMPLETE
     from permenum.jobs.evidence import run_evidence
@@ -167,7 +186,15 @@ def _print_collected(layout: RunLayout, c: "Collected", show_ledger: bool) -> in
         err.print(f"[red]MISMATCH:[/red] total {c.total} (classes {c.classes}) differs from the published count "
                   f"{c.known_total} (classes {c.known_classes})")
         trusted = False
+    _print_conflicts(layout)
     return 0 if trusted else EXIT_INCOMPLETE
+
+
+def _print_conflicts(layout: RunLayout) -> None:
+    """After the checks: a result that cannot be true is refused in one line above any of this."""
+    conflicts = conflicts_line(layout)
+    if conflicts:
+        err.print(f"conflict: {conflicts}", markup=False, soft_wrap=True)
 
 
 def print_search_status(layout: RunLayout, ask_scheduler: bool = False) -> int:
@@ -201,4 +228,4 @@ def print_search_status(layout: RunLayout, ask_scheduler: bool = False) -> int:
     return 0
 
 
-__all__ = ["existing_run", "verified_line", "open_device", "print_collect", "print_search_status", "run_here", "task_options"]
+__all__ = ["conflicts_line", "existing_run", "verified_line", "open_device", "print_collect", "print_search_status", "run_here", "task_options"]

@@ -12,8 +12,9 @@ from rich.table import Table
 
 from permenum.cli.common import existing_run, out, ranges, shard_set, slurm_backend, slurm_errors
 from permenum.cli.options import shards_option
-from permenum.cli.runner import print_search_status
+from permenum.cli.runner import conflicts_line, print_search_status
 from permenum.errors import printable
+from permenum.words import plural
 
 if TYPE_CHECKING:
     from permenum.slurm.status import StatusReport
@@ -60,6 +61,9 @@ def status(run: str, as_json: bool, shards: str | None) -> None:
             out.print(f"shards {ranges(chosen)} ({len(chosen)} of the pool's {report.num_partitions}): "
                       + ", ".join(f"{len(parts)} {state}" for state, parts in report.states_within(chosen).items()),
                       markup=False)
+        conflicts = conflicts_line(layout)
+        if conflicts:
+            out.print(f"[red]conflict:[/red] {escape(conflicts)}")
     if report.states["failed"]:
         sys.exit(1)
 
@@ -68,7 +72,7 @@ def _print_status(report: "StatusReport") -> None:
     from permenum.slurm.status import NOT_ASKED, STATES
 
     who = f"jobs named {report.job_name}" if report.scheduler_asked else f"scheduler: {NOT_ASKED}"
-    out.print(f"{report.run}: {report.num_partitions} partitions, {who}", markup=False)
+    out.print(f"{report.run}: {plural(report.num_partitions, 'partition')}, {who}", markup=False)
     table = Table(box=None, show_header=True, pad_edge=False, header_style="bold")
     table.add_column("state")
     table.add_column("count", justify="right")

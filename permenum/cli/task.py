@@ -12,6 +12,7 @@ from permenum.cli.options import Renaming, task_options
 from permenum.cli.runner import open_device, task_options as checked_options
 from permenum.errors import UserError
 from permenum.layout import RunLayout
+from permenum.words import plural
 
 if TYPE_CHECKING:
     from permenum.jobs.environment import StopRequest
@@ -54,7 +55,7 @@ def task(stop: "StopRequest | None", run: str, partition: int, device: str | Non
         err.print(f"{exc}; {TaskEnvironment.read().after_interrupt(stop.signum)}", markup=False)
         sys.exit(EXIT_INTERRUPTED)
     r = done.record
-    out.print(f"partition {partition}: {r.weighted} solutions from {r.states} states in "
+    out.print(f"partition {partition}: {r.weighted} solutions from {plural(r.states, 'state')} in "
               f"{r.seconds.total:.2f} s (kernel {r.seconds.kernel:.2f} s) on {'; '.join(d.label for d in r.devices)} "
               f"[{done.status}, attempt {r.attempt}, resumed from state {r.resumed_from}]", markup=False)
 

@@ -17,6 +17,7 @@ from permenum.cli.options import WORKERS_HELP, Renaming, sbatch_options, task_op
 from permenum.cli.runner import run_here
 from permenum.errors import UserError, printable
 from permenum.layout import RunLayout
+from permenum.words import plural
 
 if TYPE_CHECKING:
     from permenum.records import Comparison, Counted, VerificationPlan
@@ -166,6 +167,10 @@ def _print_check(plan: "VerificationPlan", comparisons: "list[Comparison]") -> N
     repeated = [c.partition for c in comparisons if c.verdict == "agrees" and not c.independent]
     nodes = sum(c.nodes_compared for c in comparisons)
     on = f" on {printable(plan.device)}" if plan.device else ""
+    if len(waiting) == len(comparisons):  # "0/3 partitions agree" read as a failure
+        out.print(f"verification {printable(plan.name)} ({printable(plan.kernel)}{on}): 0 of "
+                  f"{plural(len(comparisons), 'partition')} re-counted yet", markup=False)
+        return
     out.print(f"verification {printable(plan.name)} ({printable(plan.kernel)}{on}): "
               f"{len(agree)}/{len(comparisons)} partitions agree"
               + (f" (nodes compared on {nodes})" if nodes else "")
