@@ -163,6 +163,7 @@ def test_cost_balanced_run_is_exact_and_reported(tmp_path: Path, cli) -> None:  
     assert next(r for r in ledger if r["partition"] == 0)["nodes"] > 0
 
     png = tmp_path / "out" / "report.png"
+    png.parent.mkdir()  # report --plot makes no folders (a mistyped path is refused)
     proc = cli("report", layout.root, "--plot", png, check=True, env={"COLUMNS": "240"})
     assert "kernel seconds over the mean" in proc.stdout and "besides its kernel" in proc.stdout
     assert "matches the published count" in proc.stdout and "no verifications" in proc.stdout
