@@ -85,7 +85,11 @@ class Install:
     prefix: Path | None = None
 
     def binary(self, name: str) -> str:
-        """The program to run for ``name``: the prefix's (plain or ``-wlm``), else the name for PATH to find."""
+        """The program to run for ``name``: the prefix's (plain or ``-wlm``), else the name for PATH to find.
+        A daemon runs under its plain name whatever its file is called (``_run_daemon``): SLURM decides what it
+        is from argv[0] (run_in_daemon), and a slurmctld started as ``slurmctld-wlm`` acts as a client and never
+        builds its node's generic resources (seen: Gres=(null), every ``--gres=gpu:1`` job refused as
+        "Requested node configuration is not available")."""
         if self.prefix is None:
             return _which(name) or name
         for folder in ("usr/sbin", "usr/bin", "sbin", "bin"):
@@ -126,15 +130,18 @@ def _run(
     cmd: list[str],
     env: Mapping[str, str] | None = None,
     timeout: float = 60.0,
+    executable: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run one command (never via a shell) and raise ClusterError on any failure.
 
-    ``env`` is layered over os.environ so callers only pass what differs.
+    ``env`` is layered over os.environ so callers only pass what differs; ``executable``: the file to run
+    where ``cmd[0]`` is only the name the program is to see as its own.
     """
     full_env = {**os.environ, **env} if env is not None else None
     try:
         proc = subprocess.run(
             cmd,
+            executable=executable,
             env=full_env,
             stdin=subprocess.DEVNULL,
             capture_output=True,
@@ -281,7 +288,7 @@ def _alive(pid: int, daemon: str) -> bool:
     if stat.rpartition(")")[2].split()[:1] == ["Z"]:
         return False
     argv = _cmdline(pid)
-    return bool(argv) and os.path.basename(argv[0]) in (daemon, f"{daemon}-wlm")  # -wlm: Debian's name in a prefix
+    return bool(argv) and os.path.basename(argv[0]) == daemon
 
 
 def _read_pids(state_dir: Path) -> dict[str, int]:
@@ -508,7 +515,7 @@ def up(state_dir: Path, cpus: int | None = None, max_array_size: int = 1001, gpu
         # --force: munged rejects a socket whose ancestors are not world-searchable
         # (e.g. pytest's 0700 /tmp/pytest-of-root); this socket is private anyway.
         cmd = [
-            install.binary("munged"),
+            "munged",
             "--force",
             f"--key-file={key}",
             f"--socket={p['munge_socket']}",
@@ -516,18 +523,18 @@ def up(state_dir: Path, cpus: int | None = None, max_array_size: int = 1001, gpu
             f"--log-file={p['munge_log']}",
             f"--seed-file={p['munge_seed']}",
         ]
-        _run_daemon(cmd, p["munge_log"], daemon_env)
+        _run_daemon(cmd, p["munge_log"], daemon_env, install.binary("munged"))
         pids["munged"] = _wait_pidfile(p["munge_pid"], "munged", p["munge_log"], cmd)
         _write_pids(state_dir, pids)
 
-        cmd = [install.binary("slurmctld"), "-f", str(p["conf"])]
-        _run_daemon(cmd, p["slurmctld_log"], daemon_env)
+        cmd = ["slurmctld", "-f", str(p["conf"])]
+        _run_daemon(cmd, p["slurmctld_log"], daemon_env, install.binary("slurmctld"))
         pids["slurmctld"] = _wait_pidfile(p["slurmctld_pid"], "slurmctld", p["slurmctld_log"], cmd)
         _write_pids(state_dir, pids)
 
         # -N: our NodeName, regardless of how this host resolves its own name.
-        cmd = [install.binary("slurmd"), "-f", str(p["conf"]), "-N", host]
-        _run_daemon(cmd, p["slurmd_log"], daemon_env)
+        cmd = ["slurmd", "-f", str(p["conf"]), "-N", host]
+        _run_daemon(cmd, p["slurmd_log"], daemon_env, install.binary("slurmd"))
         pids["slurmd"] = _wait_pidfile(p["slurmd_pid"], "slurmd", p["slurmd_log"], cmd)
         _write_pids(state_dir, pids)
 
@@ -538,10 +545,10 @@ def up(state_dir: Path, cpus: int | None = None, max_array_size: int = 1001, gpu
     return info
 
 
-def _run_daemon(cmd: list[str], log: Path, env: Mapping[str, str] | None = None) -> None:
-    """Start a self-daemonizing daemon; its foreground part must exit 0."""
+def _run_daemon(cmd: list[str], log: Path, env: Mapping[str, str] | None = None, executable: str | None = None) -> None:
+    """Start a self-daemonizing daemon (``executable``, seeing ``cmd[0]`` as its name); its foreground part must exit 0."""
     try:
-        _run(cmd, env=env, timeout=30)
+        _run(cmd, env=env, timeout=30, executable=executable)
     except ClusterError as exc:
         raise ClusterError(
             f"{cmd[0]} failed to start",

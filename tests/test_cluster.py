@@ -181,7 +181,8 @@ def test_up_from_an_unpacked_prefix(tmp_path: Path) -> None:
     install = cluster.Install(prefix)
     cluster.ensure_installed(install)
     state_dir = tmp_path / "state dir"
-    info = cluster.up(state_dir, gpus=cluster.Gpus(), install=install)
+    # two character devices stand in for GPUs: SLURM gives each task one, named in CUDA_VISIBLE_DEVICES
+    info = cluster.up(state_dir, gpus=cluster.Gpus(("/dev/null", "/dev/zero")), install=install)
     try:
         for name, pid in _pids(state_dir).items():
             exe = Path(f"/proc/{pid}/exe").resolve()
@@ -191,9 +192,10 @@ def test_up_from_an_unpacked_prefix(tmp_path: Path) -> None:
         assert libs and all(lib.startswith(str(prefix)) for lib in libs), libs
         assert f'PluginDir="{prefix}/usr/lib/x86_64-linux-gnu/slurm-wlm"' in info.conf_path.read_text()
         assert info.env["PATH"].startswith(f"{prefix}/usr/sbin:")
-        job_id = _client(info, "sbatch", "--parsable", "--array=0-1", f"--output={tmp_path}/%a.out",
-                         "--wrap", "echo task $SLURM_ARRAY_TASK_ID").strip()
+        assert "Gres=gpu:2" in _client(info, "scontrol", "show", "node")  # slurmctld-wlm runs as slurmctld
+        job_id = _client(info, "sbatch", "--parsable", "--array=0-1", "--gres=gpu:1", f"--output={tmp_path}/%a.out",
+                         "--wrap", "echo task $SLURM_ARRAY_TASK_ID gpu $CUDA_VISIBLE_DEVICES").strip()
         _wait_gone(info, job_id)
-        assert (tmp_path / "1.out").read_text() == "task 1\n"
+        assert {(tmp_path / f"{i}.out").read_text() for i in (0, 1)} <= {f"task {i} gpu {g}\n" for i in (0, 1) for g in (0, 1)}
     finally:
         cluster.down(state_dir)
