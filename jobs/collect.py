@@ -26,7 +26,7 @@ from permenum.problems import get_problem
 from permenum.errors import UserError
 from permenum.jobs.verify import RunResults, Verified, verified
 from permenum.ranges import compact_ranges
-from permenum.records import Manifest, ResultRecord, load_manifest, now_utc, partition_scope, scan_results
+from permenum.records import DeviceUse, Manifest, ResultRecord, load_manifest, now_utc, partition_scope, scan_results
 
 
 @dataclass
@@ -112,7 +112,8 @@ LEDGER_COLUMNS: tuple[Column, ...] = (
     Column("seconds_kernel", pa.float64(), "s", "device time counting (the sum over the devices' launches)"),
     Column("seconds_total", pa.float64(), "s", "the task from start to result, this attempt and those it resumed"),
     Column("finished", pa.timestamp("s", tz="UTC"), "UTC", "when the result was written"),
-    Column("devices", pa.string(), "", "the devices that ran it, `P:D platform / name`, comma-separated"),
+    Column("devices", pa.string(), "", "the devices that ran it, `P:D platform / name` and, where the platform "
+           "says it, `@ PCI bus id` (or `@ uuid:...`), comma-separated"),
     Column("host", pa.string(), "", "the host that wrote the result"),
     Column("site", pa.string(), "", "where it was counted: the SLURM cluster's name, else the host"),
     Column("verified_by", pa.string(), "", "the sites whose independent re-count (`verify`) agreed, "
@@ -158,13 +159,19 @@ def _ledger_row(record: ResultRecord, manifest: Manifest, verified_by: list[str]
         "estimated_nodes": manifest.partition(record.partition).estimated_cost,
         "seconds_load": record.seconds.load, "seconds_kernel": record.seconds.kernel,
         "seconds_total": record.seconds.total, "finished": dt.datetime.fromisoformat(record.finished),
-        "devices": ", ".join(d.label for d in record.devices), "host": origin.host, "site": origin.site,
+        "devices": ", ".join(device_name(d) for d in record.devices), "host": origin.host, "site": origin.site,
         "verified_by": ", ".join(verified_by) or None,
         "slurm_job_id": origin.slurm_job_id, "slurm_array_job_id": origin.slurm_array_job_id,
         "slurm_array_task_id": origin.slurm_array_task_id,
         "kernel": record.kernel, **{column: ", ".join(values) for column, values in _provenance(record).items()},
         "permenum_version": origin.version,
     }
+
+
+def device_name(device: DeviceUse) -> str:
+    """A device as the ledger and `report` name it: its label, and which physical device where that is known
+    (one-GPU tasks all see their GPU as ``0:0``; the PCI bus id tells the node's GPUs apart)."""
+    return f"{device.label} @ {device.identity}" if device.identity else device.label
 
 
 def _missing_row(partition: int, manifest: Manifest) -> dict[str, Any]:

@@ -308,7 +308,7 @@ class _Attempt:
         """Device ``k``'s part in this attempt and what it was: model, platform, driver, kernel builds."""
         r, d, rep = self.refs[k], self.scheduler.devices[k], self.reports[k]
         return DeviceUse(r.label, d.states, rep.setup_seconds, rep.busy_seconds, rep.variant, r.model, r.platform,
-                         r.driver, rep.builds, d.launches)
+                         r.driver, rep.builds, d.launches, r.identity)
 
     def _opened(self) -> _Loaded:
         assert self.loaded is not None, "the partition is loaded before the scheduler opens"

@@ -351,6 +351,7 @@ class DeviceUse:
     driver: str = ""
     builds: tuple[str, ...] = ()  # solver.opencl.build_id of every program it ran (source and options)
     launches: int = 0  # chunks and slices it counted (a slice of a refined chunk adds no whole states)
+    identity: str = ""  # which physical device: PCI bus id or uuid:... (solver.devices.device_identity); "" for none or older results
 
     @property
     def counted(self) -> bool:
@@ -358,7 +359,7 @@ class DeviceUse:
 
     def provenance(self) -> dict[str, Any]:
         return {"kernel": self.kernel, "model": self.model, "platform": self.platform, "driver": self.driver,
-                "builds": list(self.builds), "launches": self.launches}
+                "builds": list(self.builds), "launches": self.launches, "identity": self.identity}
 
     @classmethod
     def from_json(cls, label: str, d: dict[str, Any]) -> "DeviceUse":
@@ -368,7 +369,7 @@ class DeviceUse:
         return cls(label, int(d.get("device_states", {}).get(label, 0)), float(seconds.get("setup", 0.0)),
                    float(seconds.get("busy", 0.0)), str(kernel), str(made.get("model", "")),
                    str(made.get("platform", "")), str(made.get("driver", "")), tuple(str(b) for b in made.get("builds", ())),
-                   int(made.get("launches", 0)))
+                   int(made.get("launches", 0)), str(made.get("identity", "")))
 
 
 @dataclass(frozen=True)
@@ -389,7 +390,7 @@ class AttemptDevices:
         devices = tuple(DeviceUse(str(u["label"]), int(u["states"]), float(u["setup_seconds"]), float(u["busy_seconds"]),
                                   str(u.get("kernel", "")), str(u.get("model", "")), str(u.get("platform", "")),
                                   str(u.get("driver", "")), tuple(str(b) for b in u.get("builds", ())),
-                                  int(u.get("launches", 0)))
+                                  int(u.get("launches", 0)), str(u.get("identity", "")))
                         for u in d["devices"])
         return cls(int(d["attempt"]), str(d["host"]), str(d.get("version", "")), devices)
 

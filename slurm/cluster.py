@@ -22,7 +22,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Mapping
 
-__all__ = ["ClusterError", "ClusterInfo", "up", "down", "status", "ensure_installed"]
+__all__ = ["ClusterError", "ClusterInfo", "Gpus", "Install", "up", "down", "status", "ensure_installed", "find_gpus",
+           "cgroup_v2_usable", "render_slurm_conf", "render_gres_conf", "render_cgroup_conf", "node_values"]
 
 #: Binaries the cluster needs; absent ones trigger install_deps.sh.
 REQUIRED_BINARIES = ("slurmctld", "slurmd", "munged", "sbatch")
@@ -65,6 +66,55 @@ class ClusterError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class Gpus:
+    """The node's GPUs as SLURM's gres/gpu declares them: their device files, and whether cgroups confine
+    each job to its own (else a job still sees every GPU, and SLURM's CUDA_VISIBLE_DEVICES alone says which
+    are its: SLURM sets it for gres/gpu with or without cgroups)."""
+
+    files: tuple[str, ...] = ()
+    confine: bool = False
+
+
+@dataclass(frozen=True)
+class Install:
+    """Where SLURM and munge live: the system's (``prefix`` None) or a tree unpacked with ``dpkg -x PKG PREFIX``
+    (a GPU machine without SLURM, bench/gpu_slurm.sh). Debian names the daemons ``slurmd-wlm`` and so on and
+    keeps ``libslurmfull.so`` beside the plugins, so a prefix puts both library folders on the library path
+    and names its plugin folder in slurm.conf (PluginDir)."""
+
+    prefix: Path | None = None
+
+    def binary(self, name: str) -> str:
+        """The program to run for ``name``: the prefix's (plain or ``-wlm``), else the name for PATH to find.
+        A daemon runs under its plain name whatever its file is called (``_run_daemon``): SLURM decides what it
+        is from argv[0] (run_in_daemon), and a slurmctld started as ``slurmctld-wlm`` acts as a client and never
+        builds its node's generic resources (seen: Gres=(null), every ``--gres=gpu:1`` job refused as
+        "Requested node configuration is not available")."""
+        if self.prefix is None:
+            return _which(name) or name
+        for folder in ("usr/sbin", "usr/bin", "sbin", "bin"):
+            for candidate in (name, f"{name}-wlm"):
+                path = self.prefix / folder / candidate
+                if path.is_file() and os.access(path, os.X_OK):
+                    return str(path)
+        raise ClusterError(f"{name} not found in {self.prefix} (usr/sbin, usr/bin; plain or -wlm)")
+
+    @property
+    def plugin_dir(self) -> Path | None:
+        return None if self.prefix is None else self.prefix / "usr/lib/x86_64-linux-gnu/slurm-wlm"
+
+    def env(self) -> dict[str, str]:
+        """PATH and LD_LIBRARY_PATH that find the prefix's programs and libraries before the system's."""
+        if self.prefix is None:
+            return {}
+        lib = self.prefix / "usr/lib/x86_64-linux-gnu"
+        paths = [str(self.prefix / "usr/sbin"), str(self.prefix / "usr/bin")]
+        libs = [str(lib), str(lib / "slurm-wlm")]
+        return {"PATH": ":".join([*paths, os.environ.get("PATH", "/usr/bin:/bin")]),
+                "LD_LIBRARY_PATH": ":".join([*libs, *filter(None, [os.environ.get("LD_LIBRARY_PATH", "")])])}
+
+
+@dataclass(frozen=True)
 class ClusterInfo:
     """What a client needs: run sbatch/squeue with ``os.environ | env``."""
 
@@ -80,15 +130,18 @@ def _run(
     cmd: list[str],
     env: Mapping[str, str] | None = None,
     timeout: float = 60.0,
+    executable: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run one command (never via a shell) and raise ClusterError on any failure.
 
-    ``env`` is layered over os.environ so callers only pass what differs.
+    ``env`` is layered over os.environ so callers only pass what differs; ``executable``: the file to run
+    where ``cmd[0]`` is only the name the program is to see as its own.
     """
     full_env = {**os.environ, **env} if env is not None else None
     try:
         proc = subprocess.run(
             cmd,
+            executable=executable,
             env=full_env,
             stdin=subprocess.DEVNULL,
             capture_output=True,
@@ -149,11 +202,42 @@ def _paths(state_dir: Path) -> dict[str, Path]:
         "slurmd_pid": state_dir / "run" / "slurmd.pid",
         "slurmctld_log": state_dir / "log" / "slurmctld.log",
         "slurmd_log": state_dir / "log" / "slurmd.log",
+        "gres_conf": state_dir / "gres.conf",  # beside slurm.conf, where SLURM looks for it
+        "cgroup_conf": state_dir / "cgroup.conf",
+        "env": state_dir / "client-env.json",  # what `status` needs to reach this cluster (SLURM_CONF, a prefix's paths)
     }
 
 
 def _client_env(conf: Path) -> dict[str, str]:
     return {"SLURM_CONF": str(conf)}
+
+
+def _write_client_env(state_dir: Path, env: Mapping[str, str]) -> None:
+    path = _paths(state_dir)["env"]
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(dict(env), indent=2, sort_keys=True) + "\n")
+    tmp.replace(path)
+
+
+def client_env(state_dir: Path) -> dict[str, str]:
+    """What SLURM's commands need to reach the cluster of ``state_dir`` (as `up` last wrote it)."""
+    p = _paths(Path(state_dir).absolute())
+    try:
+        env = json.loads(p["env"].read_text())
+    except (OSError, ValueError):
+        env = {}
+    return {**_client_env(p["conf"]), **{str(k): str(v) for k, v in env.items()}}
+
+
+def configured_gpus(state_dir: Path) -> Gpus:
+    """The GPUs the cluster of ``state_dir`` declares (its gres.conf), confined where it has a cgroup.conf."""
+    p = _paths(Path(state_dir).absolute())
+    try:
+        text = p["gres_conf"].read_text()
+    except OSError:
+        return Gpus()
+    files = tuple(m.group(1) for m in re.finditer(r"^Name=gpu File=(\S+)$", text, re.MULTILINE))
+    return Gpus(files, p["cgroup_conf"].exists())
 
 
 def _free_ports(count: int) -> list[int]:
@@ -238,17 +322,92 @@ def _wait_pidfile(pidfile: Path, daemon: str, log: Path, cmd: list[str], timeout
     )
 
 
-def _render_conf(state_dir: Path, values: Mapping[str, str]) -> str:
-    """Fill templates/slurm.conf.in; unknown or leftover placeholders are bugs."""
+def render_slurm_conf(values: Mapping[str, str]) -> str:
+    """Fill templates/slurm.conf.in; unknown or leftover placeholders are bugs. A placeholder alone on its
+    line that fills with nothing takes the line with it (PluginDir where SLURM is the system's)."""
     template = (resources.files(__package__) / "templates" / "slurm.conf.in").read_text()
 
     def sub(m: re.Match[str]) -> str:
-        key = m.group(1)
+        key = m.group(1) or m.group(2)
         if key not in values:
             raise ClusterError(f"slurm.conf template placeholder @{key}@ has no value")
-        return str(values[key])
+        return str(values[key]) + ("\n" if m.group(1) and values[key] else "")
 
-    return re.sub(r"@([A-Z_]+)@", sub, template)
+    return re.sub(r"^@([A-Z_]+)@\n|@([A-Z_]+)@", sub, template, flags=re.MULTILINE)
+
+
+#: The lines of slurm.conf that GPUs change, as a node without GPUs has them.
+_NO_GPU_VALUES = {
+    "TASK_PLUGIN": "TaskPlugin=task/none",
+    "GRES_TYPES": '# GresTypes: left unset (= none); an empty "GresTypes=" is a parse error.',
+    "NODE_GRES": "",
+}
+
+
+def node_values(gpus: Gpus, install: Install = Install()) -> dict[str, str]:
+    """slurm.conf's values for the node's GPUs and SLURM's install (a node without GPUs, SLURM the system's:
+    the configuration as it was before GPUs were declared, byte for byte)."""
+    values = dict(_NO_GPU_VALUES)
+    if gpus.files:
+        values["GRES_TYPES"] = "GresTypes=gpu"
+        values["NODE_GRES"] = f" Gres=gpu:{len(gpus.files)}"
+    if gpus.files and gpus.confine:
+        values["TASK_PLUGIN"] = ("# Each job sees only the GPUs it was given (cgroup.conf: ConstrainDevices=yes).\n"
+                                 "TaskPlugin=task/cgroup")
+    values["PLUGIN_DIR"] = "" if install.plugin_dir is None else f'PluginDir="{install.plugin_dir}"'
+    return values
+
+
+def render_gres_conf(gpus: Gpus) -> str:
+    """gres.conf: one line per GPU's device file, in the order SLURM numbers them for CUDA_VISIBLE_DEVICES."""
+    lines = ["# Generated by permenum.slurm.cluster: the node's GPUs (gres/gpu), one device file each."]
+    lines += [f"Name=gpu File={f}" for f in gpus.files]
+    return "\n".join(lines) + "\n"
+
+
+def render_cgroup_conf() -> str:
+    """cgroup.conf for confining GPUs on cgroup v2 without systemd (slurmd makes its own scope)."""
+    return ("# Generated by permenum.slurm.cluster: cgroup v2 without systemd; jobs see only their GPUs.\n"
+            "CgroupPlugin=cgroup/v2\n"
+            "IgnoreSystemd=yes\n"
+            "ConstrainDevices=yes\n")
+
+
+def find_gpus(dev: Path = Path("/dev"), listed: str | None = None) -> tuple[str, ...]:
+    """The node's NVIDIA GPUs' device files: ``/dev/nvidiaN`` in N's order, or, where the folder shows none,
+    one ``/dev/nvidiaN`` per GPU that ``nvidia-smi -L`` lists (``listed``: its output, for tests)."""
+    found = sorted((int(m.group(1)), str(p)) for p in dev.glob("nvidia*") if (m := re.fullmatch(r"nvidia(\d+)", p.name)))
+    if found:
+        return tuple(path for _, path in found)
+    if listed is None:
+        try:
+            listed = _run(["nvidia-smi", "-L"], timeout=30).stdout
+        except ClusterError:
+            return ()
+    count = sum(1 for line in listed.splitlines() if line.startswith("GPU "))
+    return tuple(str(dev / f"nvidia{i}") for i in range(count))
+
+
+def cgroup_v2_usable(root: Path = Path("/sys/fs/cgroup")) -> bool:
+    """Whether slurmd's cgroup/v2 plugin can confine devices here: cgroup v2 mounted alone at ``root``
+    (cgroup.controllers is there; a v1 or hybrid tree has none), and root can make and remove a group in it."""
+    if not (root / "cgroup.controllers").is_file() or os.geteuid() != 0:
+        return False
+    probe = root / f"permenum-probe-{os.getpid()}"
+    try:
+        probe.mkdir()
+        probe.rmdir()
+    except OSError:
+        return False
+    return True
+
+
+def detect_gpus(confine: bool | None = None) -> Gpus:
+    """This node's GPUs, confined by cgroups where ``confine`` says so (None: where cgroup v2 is usable)."""
+    files = find_gpus()
+    if not files:
+        return Gpus()
+    return Gpus(files, cgroup_v2_usable() if confine is None else confine)
 
 
 def _existing_cluster_name(conf: Path) -> str | None:
@@ -263,8 +422,12 @@ def _existing_cluster_name(conf: Path) -> str | None:
 # --------------------------------------------------------------------------- public API
 
 
-def ensure_installed() -> None:
-    """Install slurm-wlm + munge via install_deps.sh if any needed binary is missing."""
+def ensure_installed(install: Install = Install()) -> None:
+    """Install slurm-wlm + munge via install_deps.sh if any needed binary is missing (a prefix must hold them)."""
+    if install.prefix is not None:
+        for b in REQUIRED_BINARIES:
+            install.binary(b)
+        return
     if all(_which(b) for b in REQUIRED_BINARIES):
         return
     script = resources.files(__package__) / "install_deps.sh"
@@ -281,18 +444,21 @@ def _which(name: str) -> str | None:
     return which(name) or which(name, path="/usr/sbin:/sbin:/usr/local/sbin")
 
 
-def up(state_dir: Path, cpus: int | None = None, max_array_size: int = 1001) -> ClusterInfo:
+def up(state_dir: Path, cpus: int | None = None, max_array_size: int = 1001, gpus: Gpus | None = None,
+       install: Install = Install()) -> ClusterInfo:
     """Start munged, slurmctld and slurmd for ``state_dir``; return once the node is idle.
 
     ``max_array_size`` is SLURM's MaxArraySize (its default 1001; the tests set it low so that every
-    submission of more partitions is split into several arrays).
+    submission of more partitions is split into several arrays). ``gpus``: the node's GPUs as generic
+    resources (None: those this node has, confined where cgroup v2 is usable; ``Gpus()``: none declared).
+    ``install``: where SLURM and munge are (the system's, or a prefix unpacked from Debian's packages).
 
     Idempotent: if the recorded daemons are all alive, their info is returned.
     A half-dead cluster is stopped (by recorded pid) and started afresh.
     """
     state_dir = Path(state_dir).absolute()
     p = _paths(state_dir)
-    info = ClusterInfo(state_dir, p["conf"], _client_env(p["conf"]))
+    info = ClusterInfo(state_dir, p["conf"], {**_client_env(p["conf"]), **install.env()})
     pids = _read_pids(state_dir)
     if pids and all(_alive(pids.get(d, 0), d) for d in _DAEMONS):
         return info
@@ -326,9 +492,23 @@ def up(state_dir: Path, cpus: int | None = None, max_array_size: int = 1001) -> 
         "REAL_MEMORY": str(_real_memory_mb()),
         "MAX_ARRAY_SIZE": str(max_array_size),
     }
-    if any(c in str(state_dir) for c in '"\n'):
-        raise ClusterError(f"state_dir cannot be quoted in slurm.conf: {state_dir!r}")
-    p["conf"].write_text(_render_conf(state_dir, values))
+    gpus = detect_gpus() if gpus is None else gpus
+    values.update(node_values(gpus, install))
+    for path in (state_dir, install.prefix or Path("/")):
+        if any(c in str(path) for c in '"\n'):
+            raise ClusterError(f"path cannot be quoted in slurm.conf: {path!r}")
+    p["conf"].write_text(render_slurm_conf(values))
+    for name, text in (("gres_conf", render_gres_conf(gpus) if gpus.files else None),
+                       ("cgroup_conf", render_cgroup_conf() if gpus.files and gpus.confine else None)):
+        if text is None:
+            p[name].unlink(missing_ok=True)
+        else:
+            p[name].write_text(text)
+    if gpus.files and gpus.confine:
+        # cgroup/v2 without systemd puts slurmd's scope under system.slice, which must be there first.
+        Path("/sys/fs/cgroup/system.slice").mkdir(exist_ok=True)
+    _write_client_env(state_dir, info.env)
+    daemon_env = install.env()
 
     pids = {}
     try:
@@ -343,18 +523,18 @@ def up(state_dir: Path, cpus: int | None = None, max_array_size: int = 1001) -> 
             f"--log-file={p['munge_log']}",
             f"--seed-file={p['munge_seed']}",
         ]
-        _run_daemon(cmd, p["munge_log"])
+        _run_daemon(cmd, p["munge_log"], daemon_env, install.binary("munged"))
         pids["munged"] = _wait_pidfile(p["munge_pid"], "munged", p["munge_log"], cmd)
         _write_pids(state_dir, pids)
 
         cmd = ["slurmctld", "-f", str(p["conf"])]
-        _run_daemon(cmd, p["slurmctld_log"])
+        _run_daemon(cmd, p["slurmctld_log"], daemon_env, install.binary("slurmctld"))
         pids["slurmctld"] = _wait_pidfile(p["slurmctld_pid"], "slurmctld", p["slurmctld_log"], cmd)
         _write_pids(state_dir, pids)
 
         # -N: our NodeName, regardless of how this host resolves its own name.
         cmd = ["slurmd", "-f", str(p["conf"]), "-N", host]
-        _run_daemon(cmd, p["slurmd_log"])
+        _run_daemon(cmd, p["slurmd_log"], daemon_env, install.binary("slurmd"))
         pids["slurmd"] = _wait_pidfile(p["slurmd_pid"], "slurmd", p["slurmd_log"], cmd)
         _write_pids(state_dir, pids)
 
@@ -365,10 +545,10 @@ def up(state_dir: Path, cpus: int | None = None, max_array_size: int = 1001) -> 
     return info
 
 
-def _run_daemon(cmd: list[str], log: Path) -> None:
-    """Start a self-daemonizing daemon; its foreground part must exit 0."""
+def _run_daemon(cmd: list[str], log: Path, env: Mapping[str, str] | None = None, executable: str | None = None) -> None:
+    """Start a self-daemonizing daemon (``executable``, seeing ``cmd[0]`` as its name); its foreground part must exit 0."""
     try:
-        _run(cmd, timeout=30)
+        _run(cmd, env=env, timeout=30, executable=executable)
     except ClusterError as exc:
         raise ClusterError(
             f"{cmd[0]} failed to start",
@@ -434,15 +614,14 @@ def _signal(pid: int, sig: signal.Signals) -> None:
 def status(state_dir: Path) -> dict[str, object]:
     """Which recorded daemons are alive, plus sinfo's view (or its error)."""
     state_dir = Path(state_dir).absolute()
-    p = _paths(state_dir)
     pids = _read_pids(state_dir)
     alive = {d: (d in pids and _alive(pids[d], d)) for d in _DAEMONS}
     sinfo: str
     if alive["slurmctld"] and alive["munged"]:
         try:
-            sinfo = _run(["sinfo"], env=_client_env(p["conf"]), timeout=10).stdout
+            sinfo = _run(["sinfo"], env=client_env(state_dir), timeout=10).stdout
         except ClusterError as exc:
             sinfo = str(exc)
     else:
         sinfo = ""
-    return {"state_dir": str(state_dir), "pids": pids, "alive": alive, "sinfo": sinfo}
+    return {"state_dir": str(state_dir), "pids": pids, "alive": alive, "sinfo": sinfo, "gpus": configured_gpus(state_dir)}

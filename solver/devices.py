@@ -52,8 +52,82 @@ class DeviceRef:
         return str(self.device.driver_version).strip()
 
     @property
+    def identity(self) -> str:
+        """Which physical device this is, the same in every process on its node: its PCI bus id
+        (``0000:1b:00.0``, as sysfs and lspci write it) or ``uuid:...``; empty where the platform says
+        neither (PoCL's CPU device). A result names it beside the model (DeviceUse.identity)."""
+        return device_identity(self.device)
+
+    @property
     def is_gpu(self) -> bool:
         return bool(self.device.type & cl.device_type.GPU)
+
+
+#: OpenCL extensions' device queries (cl_ext.h): Khronos' PCI bus info (a struct of four cl_uint: domain,
+#: bus, device, function) and UUID (16 bytes); NVIDIA's bus, slot (device) and domain; AMD's topology.
+_PCI_BUS_INFO_KHR, _UUID_KHR = 0x410F, 0x106A
+_PCI_BUS_ID_NV, _PCI_SLOT_ID_NV, _PCI_DOMAIN_ID_NV = 0x4008, 0x4009, 0x400A
+_TOPOLOGY_AMD = 0x4037
+
+
+def _pci(domain: int, bus: int, device: int, function: int) -> str:
+    return f"{domain:04x}:{bus:02x}:{device:02x}.{function:x}"
+
+
+def device_identity(device: cl.Device) -> str:
+    """The device's PCI bus id or UUID from the extensions its platform has, first that answers; empty where
+    none does. pyopencl asks NVIDIA's and AMD's own codes itself; Khronos' two it refuses before asking the
+    driver ("Device.get_info failed: INVALID_VALUE" on pyopencl 2026.1), so those go through the OpenCL
+    library pyopencl loaded (_raw_info)."""
+    try:
+        extensions = set(str(device.extensions).split())
+    except cl.Error:
+        return ""
+    if "cl_khr_pci_bus_info" in extensions:
+        raw = _raw_info(device, _PCI_BUS_INFO_KHR, 16)
+        if raw is not None:
+            return _pci(*(int.from_bytes(raw[i:i + 4], "little") for i in range(0, 16, 4)))
+    if "cl_nv_device_attribute_query" in extensions:
+        try:
+            bus, slot = int(device.get_info(_PCI_BUS_ID_NV)), int(device.get_info(_PCI_SLOT_ID_NV))
+        except (cl.Error, ValueError, TypeError):
+            pass
+        else:
+            try:
+                domain = int(device.get_info(_PCI_DOMAIN_ID_NV))  # drivers of 2021 on
+            except (cl.Error, ValueError, TypeError):
+                domain = 0
+            return _pci(domain, bus, slot, 0)  # the slot id is the PCI device; a GPU is function 0
+    if "cl_amd_device_attribute_query" in extensions:
+        try:
+            topology = device.get_info(_TOPOLOGY_AMD)
+            return _pci(0, int(topology.bus), int(topology.device), int(topology.function))
+        except (cl.Error, ValueError, TypeError, AttributeError):
+            pass
+    if "cl_khr_device_uuid" in extensions:
+        raw = _raw_info(device, _UUID_KHR, 16)
+        if raw is not None and any(raw):
+            h = raw.hex()
+            return f"uuid:{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    return ""
+
+
+def _raw_info(device: cl.Device, code: int, size: int) -> bytes | None:
+    """clGetDeviceInfo through the OpenCL library this process loaded (pyopencl's), for codes pyopencl
+    does not know; None where the library or the answer is not there."""
+    import ctypes
+
+    try:
+        path = next(line.split(maxsplit=5)[-1] for line in open("/proc/self/maps")
+                    if "libOpenCL" in line.rsplit("/", 1)[-1])
+        get_info = ctypes.CDLL(path.strip()).clGetDeviceInfo
+    except (StopIteration, OSError, AttributeError):
+        return None
+    buffer, returned = ctypes.create_string_buffer(size), ctypes.c_size_t(0)
+    get_info.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_size_t, ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
+    if get_info(ctypes.c_void_p(device.int_ptr), code, size, buffer, ctypes.byref(returned)) != 0 or returned.value != size:
+        return None
+    return buffer.raw
 
 
 _probed: dict[tuple[int, int], cl.Context | None] = {}

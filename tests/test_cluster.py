@@ -109,3 +109,93 @@ def test_down_kills_only_its_own_pids(slurm_cluster: cluster.ClusterInfo, tmp_pa
         assert cluster._alive(pid, name), (name, pid)
     st = cluster.status(slurm_cluster.state_dir)
     assert all(st["alive"].values()) and "idle" in st["sinfo"], st
+
+
+# --------------------------------------------------------------------------- GPUs and prefixes (pure)
+
+DATA = Path(__file__).parent / "data" / "cluster"
+VALUES = {"CLUSTER_NAME": "petest", "HOST": "node1", "CTLD_PORT": "40001", "SLURMD_PORT": "40002",
+          "MUNGE_SOCKET": "/state dir/munge/munge.socket", "STATE_DIR": "/state dir", "CPUS": "64",
+          "REAL_MEMORY": "500000", "MAX_ARRAY_SIZE": "1001"}
+FOUR = cluster.Gpus(tuple(f"/dev/nvidia{i}" for i in range(4)), confine=True)
+
+
+def test_no_gpus_renders_the_configuration_as_before() -> None:
+    """Saved from the renderer before GPUs were declared: a node without them gets it byte for byte."""
+    rendered = cluster.render_slurm_conf({**VALUES, **cluster.node_values(cluster.Gpus())})
+    assert rendered == (DATA / "slurm.conf.expected").read_text()
+
+
+def test_gpus_render_as_gres_confined_by_cgroups() -> None:
+    rendered = cluster.render_slurm_conf({**VALUES, **cluster.node_values(FOUR, cluster.Install(Path("/opt/slurm prefix")))})
+    assert rendered == (DATA / "slurm-gpus.conf.expected").read_text()
+    assert cluster.render_gres_conf(FOUR) == (DATA / "gres.conf.expected").read_text()
+    assert cluster.render_cgroup_conf() == (DATA / "cgroup.conf.expected").read_text()
+
+
+def test_gpus_without_cgroups_keep_task_none() -> None:
+    """Where cgroup v2 is not usable SLURM's CUDA_VISIBLE_DEVICES alone tells a job its GPUs."""
+    rendered = cluster.render_slurm_conf({**VALUES, **cluster.node_values(cluster.Gpus(FOUR.files[:2]))})
+    before = (DATA / "slurm.conf.expected").read_text()
+    changed = [(a, b) for a, b in zip(before.splitlines(), rendered.splitlines()) if a != b]
+    assert changed == [('# GresTypes: left unset (= none); an empty "GresTypes=" is a parse error.', "GresTypes=gpu"),
+                       ("NodeName=node1 NodeAddr=127.0.0.1 CPUs=64 RealMemory=500000 State=UNKNOWN",
+                        "NodeName=node1 NodeAddr=127.0.0.1 CPUs=64 RealMemory=500000 Gres=gpu:2 State=UNKNOWN")]
+
+
+def test_find_gpus_from_device_files_or_nvidia_smi(tmp_path: Path) -> None:
+    for name in ("nvidia10", "nvidia2", "nvidiactl", "nvidia-uvm", "nvidia0", "nvidia1"):
+        (tmp_path / name).touch()
+    assert cluster.find_gpus(tmp_path) == tuple(str(tmp_path / f"nvidia{i}") for i in (0, 1, 2, 10))
+    empty = tmp_path / "no devices"
+    empty.mkdir()
+    listed = ("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0f1e)\nGPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-9a8b)\n")
+    assert cluster.find_gpus(empty, listed) == (str(empty / "nvidia0"), str(empty / "nvidia1"))
+    assert cluster.find_gpus(empty, "") == ()
+
+
+def test_cgroup_probe_refuses_a_v1_tree(tmp_path: Path) -> None:
+    (tmp_path / "devices").mkdir()  # a v1 controller's folder, no cgroup.controllers
+    assert not cluster.cgroup_v2_usable(tmp_path)
+
+
+def test_configured_gpus_read_back(tmp_path: Path) -> None:
+    (tmp_path / "gres.conf").write_text(cluster.render_gres_conf(FOUR))
+    assert cluster.configured_gpus(tmp_path) == cluster.Gpus(FOUR.files, confine=False)
+    (tmp_path / "cgroup.conf").write_text(cluster.render_cgroup_conf())
+    assert cluster.configured_gpus(tmp_path) == FOUR
+
+
+# --------------------------------------------------------------------------- a prefix of Debian's packages
+
+DEBS = Path(__file__).resolve().parents[1] / ".debs"
+
+
+@pytest.mark.skipif(not list(DEBS.glob("slurmd_*.deb")), reason="no Debian packages in .debs/ (bench/gpu_slurm.sh says which)")
+def test_up_from_an_unpacked_prefix(tmp_path: Path) -> None:
+    """SLURM run from `dpkg -x` trees, as on a GPU machine without it: daemons, libraries and plugins
+    come from the prefix, not the system's, and an array runs."""
+    prefix = tmp_path / "slurm prefix"
+    for deb in sorted(DEBS.glob("*.deb")):
+        subprocess.run(["dpkg", "-x", str(deb), str(prefix)], check=True)
+    install = cluster.Install(prefix)
+    cluster.ensure_installed(install)
+    state_dir = tmp_path / "state dir"
+    # two character devices stand in for GPUs: SLURM gives each task one, named in CUDA_VISIBLE_DEVICES
+    info = cluster.up(state_dir, gpus=cluster.Gpus(("/dev/null", "/dev/zero")), install=install)
+    try:
+        for name, pid in _pids(state_dir).items():
+            exe = Path(f"/proc/{pid}/exe").resolve()
+            assert exe.is_relative_to(prefix), (name, exe)
+        maps = Path(f"/proc/{_pids(state_dir)['slurmctld']}/maps").read_text()
+        libs = {line.split(maxsplit=5)[-1] for line in maps.splitlines() if "libslurmfull" in line or "/slurm-wlm/" in line}
+        assert libs and all(lib.startswith(str(prefix)) for lib in libs), libs
+        assert f'PluginDir="{prefix}/usr/lib/x86_64-linux-gnu/slurm-wlm"' in info.conf_path.read_text()
+        assert info.env["PATH"].startswith(f"{prefix}/usr/sbin:")
+        assert "Gres=gpu:2" in _client(info, "scontrol", "show", "node")  # slurmctld-wlm runs as slurmctld
+        job_id = _client(info, "sbatch", "--parsable", "--array=0-1", "--gres=gpu:1", f"--output={tmp_path}/%a.out",
+                         "--wrap", "echo task $SLURM_ARRAY_TASK_ID gpu $CUDA_VISIBLE_DEVICES").strip()
+        _wait_gone(info, job_id)
+        assert {(tmp_path / f"{i}.out").read_text() for i in (0, 1)} <= {f"task {i} gpu {g}\n" for i in (0, 1) for g in (0, 1)}
+    finally:
+        cluster.down(state_dir)

@@ -66,7 +66,7 @@ def report(run: str, plot_file: str | None, by_model: bool) -> None:
     summary.add_row("measured cost", f"{rep.cost_unit} ({source})")
     out.print(summary)
     devices = Table(title=f"throughput per {'model' if by_model else 'device'} (kernel time)", title_justify="left")
-    devices.add_column("model" if by_model else "device", overflow="fold", max_width=36)
+    devices.add_column("model" if by_model else "device", overflow="fold", max_width=36 if by_model else 60)  # a device: its bus id too
     for name in ("partitions", "states", "kernel s", "states/s", "solutions/s"):
         devices.add_column(name, justify="right")
     for d in rep.devices(by_model):
