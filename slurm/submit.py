@@ -125,7 +125,7 @@ def _submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: 
                        "(run `permenum collect`)", []), report
     todo = _within(sorted(report.states["failed"] + report.states["missing"]), shards)
     if not todo:
-        which = f"shards {compact_ranges(shards)}" if shards is not None else "partitions"
+        which = f"partitions {compact_ranges(shards)}" if shards is not None else "partitions"
         return Outcome(f"nothing to submit: the {which} have results or are pending or running", []), report
     _refuse_while_queued(report, force, "submit")
     plans = plan_arrays(todo, backend.config())

@@ -56,7 +56,7 @@ def _command_lines() -> list[str]:
     ('eval "$(permenum cluster up)"', ["permenum cluster up"]),
     ("timeout -s USR1 3500 permenum run q23 --device gpu", ["permenum run q23 --device gpu"]),
     ("CUDA_VISIBLE_DEVICES=0 timeout 600 permenum run q12", ["permenum run q12"]),
-    ("permenum pool nqueens 8 --out q8 && permenum run q8", ["permenum pool nqueens 8 --out q8", "permenum run q8"]),
+    ("permenum pool nqueens 8 q8 && permenum run q8", ["permenum pool nqueens 8 q8", "permenum run q8"]),
     (".venv/bin/permenum", []), ("permenum/cli/<command>.py", []), ("permenum.total", []),
     ("echo permenum run q12", []), ("grep permenum", []),
 ])
@@ -91,7 +91,7 @@ def test_the_ledger_table_lists_every_column_with_its_unit() -> None:
 
 def test_the_one_liners_sum_a_real_ledger(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "run"
-    cli("pool", "nqueens", 10, "-P", 3, "--out", run, check=True)
+    cli("pool", "nqueens", 10, "--num-partitions", 3, run, check=True)
     cli("run", run, check=True)
     total = collect(RunLayout(run)).total
     assert total == published("nqueens_total", 10)
