@@ -105,7 +105,7 @@ def submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: b
 
 
 def this_sites(layout: RunLayout, backend: Backend, shards: list[int] | None) -> list[int] | None:
-    """The shards a command at this site works on: those given (`--shards all`: every partition), else
+    """The shards a command at this site works on: those given (`--only all`: every partition), else
     those its earlier submits were given (another site counts the rest: submitting them here would count
     them twice)."""
     if shards is None:

@@ -201,7 +201,7 @@ def task_options(f: F, kernel_help: str = KERNEL_HELP) -> F:
 
 
 def pool_options(f: F) -> F:
-    """How `pool` and `enumerate` build a pool, besides the size and the number of shards."""
+    """How `pool` and `enumerate` build a pool, besides the size and the number of partitions."""
     from permenum.poolgen.write import DEFAULT_TARGET, STATES_PER_PARTITION
 
     f = click.option("--seed", type=int, default=0, show_default=True,
