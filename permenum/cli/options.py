@@ -249,8 +249,8 @@ def sbatch_options(f: F, prefix: str = "") -> F:
                      help=f"{prefix}SLURM partition (queue) to submit to (sbatch --partition).")(f)
     f = click.option("--time", "-t", "time_limit", default=None,
                      help=f"{prefix}Time limit per task, e.g. 01:30:00 (sbatch --time).")(f)
-    f = click.option("--gpus-per-task", "-G", type=int, default=None,
+    f = click.option("--gpus-per-task", "-G", type=int, default=None, metavar="G",
                      help=f"{prefix}GPUs per task (sbatch --gres=gpu:G).")(f)
-    f = click.option("--throttle", type=int, default=None,
+    f = click.option("--throttle", type=int, default=None, metavar="T",
                      help=f"{prefix}At most T array tasks at once (sbatch --array=...%T).")(f)
     return f

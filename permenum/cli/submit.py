@@ -89,7 +89,7 @@ def _dry_run(layout: "RunLayout", options: "SbatchOptions", force: bool, chosen:
 @click.argument("run", type=click.Path(file_okay=False))
 @click.option("--include-missing", is_flag=True, help="Also submit partitions that never ran.")
 @click.option("--force", is_flag=True, help="Submit even while other partitions are still pending or running.")
-@click.option("--throttle", type=int, default=None,
+@click.option("--throttle", type=int, default=None, metavar="T",
               help="At most T array tasks at once (default: the throttle of the latest submission).")
 @click.option("--dry-run", is_flag=True, help="Say what would be submitted; submit nothing.")
 @only_option("Resubmit only within these partitions (default: those `submit --only` was given here, if any)")
