@@ -12,7 +12,7 @@ partitions, and SITE, a copy of BIG (another site's: its manifest and pool copie
 * task: `permenum task` of --tasks partitions in SMALL, then in BIG, alternating; the whole process's wall
   seconds (imports, device start, the manifest and the count). N-Queens 12's partitions hold a few states, so
   the wall is the task's overhead; the bar is BIG's median within 1.5x of SMALL's.
-* run: `permenum run SITE --shards 0-(K-1)` (K = --run; --fill: every partition) and a run of one partition:
+* run: `permenum run SITE --only 0-(K-1)` (K = --run; --fill: every partition) and a run of one partition:
   wall / K, and the marginal cost of a partition, (wall(K) - wall(1)) / (K - 1). Bar: 15 ms a partition.
 * merge: BIG's results cleared, `permenum merge BIG SITE` imports what SITE counted: imports a second. Bar: 200.
 * status, collect: `permenum status BIG`, `permenum collect BIG` on the results it holds. Bar: 3 s each.
@@ -60,7 +60,7 @@ def clear(run: Path) -> None:
 
 def pool(run: Path, problem: str, n: int, partitions: int) -> None:
     if not (run / "manifest.json").exists():
-        wall, _ = permenum("pool", problem, str(n), "-P", str(partitions), "--out", str(run))
+        wall, _ = permenum("pool", problem, str(n), str(run), "--num-partitions", str(partitions))
         print(f"pool {run.name}: {partitions} partitions in {wall:.1f} s", flush=True)
 
 
@@ -83,7 +83,7 @@ def step_task(small: Path, big: Path, tasks: int, device: str) -> dict[str, floa
         clear(run)
     for i in range(tasks):
         for name, run in (("small", small), ("big", big)) if i % 2 == 0 else (("big", big), ("small", small)):
-            wall, _ = permenum("task", str(run), "--shard", str(i), "--device", device)
+            wall, _ = permenum("task", str(run), "--index", str(i), "--device", device)
             walls[name].append(wall)
     for run in (small, big):
         clear(run)
@@ -95,9 +95,9 @@ def step_task(small: Path, big: Path, tasks: int, device: str) -> dict[str, floa
 
 def step_run(site: Path, k: int, device: str) -> dict[str, float]:
     clear(site)
-    one, _ = permenum("run", str(site), "--shards", "0", "--device", device)
+    one, _ = permenum("run", str(site), "--only", "0", "--device", device)
     clear(site)
-    shards = ["--shards", f"0-{k - 1}"]
+    shards = ["--only", f"0-{k - 1}"]
     wall, proc = permenum("run", str(site), *shards, "--device", device)
     done = results(site)
     if done != k:

@@ -38,7 +38,7 @@ def kernel_seconds(run: Path) -> float:
 def enumerate_order(n: int, device: str, where: Path) -> float:
     run = where / f"costas-{n}"
     done = subprocess.run([sys.executable, "-m", "permenum", "enumerate", "costas", str(n), "--device", device,
-                           "--run-dir", str(run)], capture_output=True, text=True)
+                           str(run)], capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"enumerate costas {n} failed ({done.returncode}): {done.stderr.strip()[-400:]}")
     return kernel_seconds(run)

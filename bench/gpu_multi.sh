@@ -45,32 +45,32 @@ streams() {  # RUNDIR PARTITIONS: G process streams, one a GPU, each `permenum t
 }
 
 if [ "$what" = quick ]; then  # the two ways of one node-wide enumerate, with their task logs
-    row "nqueens$NQ-${G}gpu" $t/eG pe enumerate nqueens $NQ --device gpu --run-dir $t/eG
-    row "nqueens$NQ-${G}gpu-one-task" $t/eT pe enumerate nqueens $NQ --device gpu --workers 1 --run-dir $t/eT
-    row "nqueens$NQ-${G}gpu-again" $t/eA pe enumerate nqueens $NQ --device gpu --run-dir $t/eA
+    row "nqueens$NQ-${G}gpu" $t/eG pe enumerate nqueens $NQ $t/eG --device gpu
+    row "nqueens$NQ-${G}gpu-one-task" $t/eT pe enumerate nqueens $NQ $t/eT --device gpu --workers 1
+    row "nqueens$NQ-${G}gpu-again" $t/eA pe enumerate nqueens $NQ $t/eA --device gpu
 elif [ "$what" = nqueens ]; then
     gpus() { seq -s, 0 $(($1 - 1)); }
-    row "nqueens$NQ-1gpu" $t/e1 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum enumerate nqueens $NQ --device gpu --run-dir $t/e1"
-    [ "$G" -ge 4 ] && row "nqueens$NQ-2gpu" $t/e2 env CUDA_VISIBLE_DEVICES=$(gpus 2) bash -c "cd /tmp && python3 -m permenum enumerate nqueens $NQ --device gpu --run-dir $t/e2"
-    row "nqueens$NQ-${G}gpu" $t/eG pe enumerate nqueens $NQ --device gpu --run-dir $t/eG
-    row "nqueens$NQ-${G}gpu-one-task" $t/eT pe enumerate nqueens $NQ --device gpu --workers 1 --run-dir $t/eT
+    row "nqueens$NQ-1gpu" $t/e1 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum enumerate nqueens $NQ $t/e1 --device gpu"
+    [ "$G" -ge 4 ] && row "nqueens$NQ-2gpu" $t/e2 env CUDA_VISIBLE_DEVICES=$(gpus 2) bash -c "cd /tmp && python3 -m permenum enumerate nqueens $NQ $t/e2 --device gpu"
+    row "nqueens$NQ-${G}gpu" $t/eG pe enumerate nqueens $NQ $t/eG --device gpu
+    row "nqueens$NQ-${G}gpu-one-task" $t/eT pe enumerate nqueens $NQ $t/eT --device gpu --workers 1
     for P in 16 64; do
-        pe pool nqueens $NQ -P $P --out $t/p$P > "$out/pool$P.log" 2>&1
+        pe pool nqueens $NQ $t/p$P --num-partitions $P > "$out/pool$P.log" 2>&1
         row "nqueens$NQ-${G}x1gpu-procs-P$P" $t/p$P streams $t/p$P $P
     done
     # one task process's start, from the shell: interpreter, imports, context, build, load, first launch
     s=$EPOCHREALTIME; CUDA_VISIBLE_DEVICES=0 pe task $t/p64 -i 0 --device gpu --force > "$out/one-task.log" 2>&1; e=$EPOCHREALTIME
     awk -v s="$s" -v e="$e" 'BEGIN { printf "one permenum task (partition 0 of 64, again): %.2f s\n", e - s }' | tee -a "$out/table.txt"
     grep -h -E "attempt|states 0-|done" $t/p64/logs/part-00000.log | tail -4 | cut -c1-200 | tee -a "$out/table.txt"
-    pe pool nqueens $NQ -P 64 --out $t/r64 > "$out/pool-r64.log" 2>&1
+    pe pool nqueens $NQ $t/r64 --num-partitions 64 > "$out/pool-r64.log" 2>&1
     row "nqueens$NQ-run-P64" $t/r64 pe run $t/r64 --device gpu
     pe collect $t/r64 >> "$out/nqueens$NQ-run-P64.log" 2>&1
     grep -h -E "total|matches" "$out/nqueens$NQ-run-P64.log" | tail -2 | tee -a "$out/table.txt"
 elif [ "$what" = costas ]; then
-    row "nqueens21-1gpu" $t/q21 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum enumerate nqueens 21 --device gpu --run-dir $t/q21"
-    [ -n "${CO21:-}" ] && row "costas21-1gpu" $t/c21 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum enumerate costas 21 --device gpu --run-dir $t/c21"
-    row "costas$CO-1gpu" $t/c1 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum enumerate costas $CO --device gpu --run-dir $t/c1"
-    row "costas$CO-${G}gpu" $t/cG pe enumerate costas $CO --device gpu --run-dir $t/cG
+    row "nqueens21-1gpu" $t/q21 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum enumerate nqueens 21 $t/q21 --device gpu"
+    [ -n "${CO21:-}" ] && row "costas21-1gpu" $t/c21 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum enumerate costas 21 $t/c21 --device gpu"
+    row "costas$CO-1gpu" $t/c1 env CUDA_VISIBLE_DEVICES=0 bash -c "cd /tmp && python3 -m permenum enumerate costas $CO $t/c1 --device gpu"
+    row "costas$CO-${G}gpu" $t/cG pe enumerate costas $CO $t/cG --device gpu
 fi
 if [ "$what" = costas ] || [ "$what" = peer ]; then
     if [ -d .peer/ygch ]; then

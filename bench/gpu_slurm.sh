@@ -115,7 +115,7 @@ EOF
 }
 wait_queue() { while [ -n "$(squeue -h -o %i)" ]; do sleep 0.5; done; }
 array() {  # $1 problem, $2 n, $3 run: pool, submit, wait; prints the seconds from submit to every result
-    permenum pool "$1" "$2" -P "$PARTS" --out "$3" >/dev/null
+    permenum pool "$1" "$2" "$3" --num-partitions "$PARTS" >/dev/null
     local t0; t0=$(now)
     permenum submit "$3" "${gflag[@]}" --device "$DEVICE" >/dev/null
     wait_queue
@@ -123,7 +123,7 @@ array() {  # $1 problem, $2 n, $3 run: pool, submit, wait; prints the seconds fr
 }
 
 t0=$(now)
-permenum enumerate nqueens "$NQ_N" --device "$DEVICE" --run-dir "$work/enum-nq" >"$work/enum-nq.out" 2>&1 || { cat "$work/enum-nq.out" >&2; die "enumerate failed"; }
+permenum enumerate nqueens "$NQ_N" "$work/enum-nq" --device "$DEVICE" >"$work/enum-nq.out" 2>&1 || { cat "$work/enum-nq.out" >&2; die "enumerate failed"; }
 s=$(secs "$t0" "$(now)")
 total=$(exact "$work/enum-nq")
 rows+=("nqueens $NQ_N|enumerate --device $DEVICE (all GPUs, no SLURM)|$s|$total|$(ids "$work/enum-nq")")
@@ -135,7 +135,7 @@ s=$(array costas "$COSTAS_N" "$work/costas")
 rows+=("costas $COSTAS_N|submit -G $GPUS_PER_TASK, $PARTS-task array|$s|$(exact "$work/costas")|$(ids "$work/costas")")
 
 # scancel while running, then resubmit: every partition exact once, none counted twice
-permenum pool nqueens "$CANCEL_N" -P "$PARTS" --out "$work/cancel" >/dev/null
+permenum pool nqueens "$CANCEL_N" "$work/cancel" --num-partitions "$PARTS" >/dev/null
 t0=$(now)
 permenum submit "$work/cancel" "${gflag[@]}" --device "$DEVICE" >/dev/null
 while [ "$(ls "$work/cancel/results" 2>/dev/null | wc -l)" -lt 3 ] && [ -n "$(squeue -h -o %i)" ]; do sleep 0.2; done

@@ -33,11 +33,11 @@ whats=("nqueens ${NQ:-21}" "costas ${CO:-21}"); [ -n "${ONLY:-}" ] && whats=("$O
 for what in "${whats[@]}"; do
     set -- $what; name=$1$2
     for ((r = 1; r <= R; r++)); do
-        row "$name-$r" python3 -m permenum enumerate $1 $2 --device gpu --run-dir $t/$name-$r
-        [ -n "${BASE:-}" ] && row "$name-base-$r" env PYTHONPATH=/tmp/base-site:$PYTHONPATH python3 -m permenum enumerate $1 $2 --device gpu --run-dir $t/$name-base-$r
+        row "$name-$r" python3 -m permenum enumerate $1 $2 $t/$name-$r --device gpu
+        [ -n "${BASE:-}" ] && row "$name-base-$r" env PYTHONPATH=/tmp/base-site:$PYTHONPATH python3 -m permenum enumerate $1 $2 $t/$name-base-$r --device gpu
     done
-    [ -n "${CLI:-}" ] && row "$name-cli" python3 -m permenum.cli enumerate $1 $2 --device gpu --run-dir $t/$name-cli
-    row "$name-phases" python3 "$repo/bench/phases.py" enumerate $1 $2 --device gpu --run-dir $t/$name-phases
+    [ -n "${CLI:-}" ] && row "$name-cli" python3 -m permenum.cli enumerate $1 $2 $t/$name-cli --device gpu
+    row "$name-phases" python3 "$repo/bench/phases.py" enumerate $1 $2 $t/$name-phases --device gpu
 done
 (cd $t && tar czf "$out/logs.tgz" */logs) && (cd "$out" && tar czf phases.tgz *-phases.log)  # each run's task log: its chunks' timeline
 echo "--- table"; cat "$out/table.txt"

@@ -1,7 +1,7 @@
 """Where a whole `permenum` command's seconds go: imports, then each phase's start and end on the
 command's clock, then the task's own log (its chunks' launches).
 
-    python3 bench/phases.py enumerate nqueens 21 --device gpu --run-dir /tmp/q21
+    python3 bench/phases.py enumerate nqueens 21 /tmp/q21 --device gpu
 
 Runs the command in this process as the installed one does (no pandas: permenum.launch) with the
 phases' functions wrapped by timers (the task's too: its load, kernel builds, and each chunk's
@@ -68,7 +68,7 @@ def main() -> None:
         pass
     finally:
         print(f"  {'process (to exit)':<20} {0:7.3f} -> {time.perf_counter() - T0:7.3f} s", file=sys.stderr)
-        run = sys.argv[sys.argv.index("--run-dir") + 1] if "--run-dir" in sys.argv else None
+        run = sys.argv[4] if len(sys.argv) > 4 and not sys.argv[4].startswith("-") else None  # enumerate P N RUN
         for log in sorted(Path(run, "logs").glob("*.log")) if run else ():
             print(log.read_text(), file=sys.stderr, end="")
 

@@ -50,7 +50,7 @@ def enumerate_run(problem: str, n: int, device: str, work: Path, timeline: bool 
     run = work / f"{problem}-{n}"
     shutil.rmtree(run, ignore_errors=True)
     t0 = time.perf_counter()
-    proc = permenum("enumerate", problem, str(n), "--device", device, "--run-dir", str(run))
+    proc = permenum("enumerate", problem, str(n), str(run), "--device", device)
     whole = time.perf_counter() - t0
     if proc.returncode:
         sys.exit(f"enumerate {problem} {n} failed: {proc.stdout[-1500:]} {proc.stderr[-1500:]}")
@@ -134,7 +134,7 @@ def pipeline(specs: list[str], device: str, partitions: int) -> None:
             problem, n = spec.split(":")[0], spec.split(":")[1]
             for parts in (1, partitions):
                 run = Path(tmp, f"{problem}-{n}-{parts}")
-                made = permenum("pool", problem, "--n", n, "-P", str(parts), "--out", str(run))
+                made = permenum("pool", problem, n, str(run), "--num-partitions", str(parts))
                 t0 = time.perf_counter()
                 ran = permenum("run", str(run), "--device", device)
                 wall = time.perf_counter() - t0

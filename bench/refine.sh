@@ -43,7 +43,7 @@ for n in ${COSTAS:-}; do
     timed "enumerate costas $n -S 270000 (device grain)" python3 -m permenum enumerate costas $n --device gpu -S 270000
 done
 if [ -n "${SPLIT:-}" ]; then
-    rm -rf /tmp/split; (cd /tmp && python3 -m permenum pool nqueens $SPLIT --out /tmp/split -P 64 | tail -1)
+    rm -rf /tmp/split; (cd /tmp && python3 -m permenum pool nqueens $SPLIT /tmp/split --num-partitions 64 | tail -1)
     timed "nqueens $SPLIT, 64 coarse partitions one after another" python3 -m permenum run /tmp/split --device gpu
     (cd /tmp && python3 -m permenum collect /tmp/split | tail -3)
 fi

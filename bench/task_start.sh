@@ -14,7 +14,7 @@ run=/tmp/permenum-start; rm -rf $run
 nvidia-smi --query-gpu=name,driver_version,persistence_mode --format=csv,noheader | tee "$out/table.txt"
 clock() { local s=$EPOCHREALTIME; "$@" > /dev/null 2>&1; local e=$EPOCHREALTIME; awk -v s="$s" -v e="$e" 'BEGIN { printf "%.3f", e - s }'; }
 cd /tmp
-python3 -m permenum pool nqueens "$N" -P "$P" --out $run > "$out/pool.log" 2>&1
+python3 -m permenum pool nqueens "$N" $run --num-partitions "$P" > "$out/pool.log" 2>&1
 echo "python3 -c pass: $(clock python3 -c pass) s" | tee -a "$out/table.txt"
 echo "import permenum.cli.app: $(clock python3 -c 'import permenum.cli.app') s" | tee -a "$out/table.txt"
 echo "permenum --help: $(clock python3 -m permenum --help) s" | tee -a "$out/table.txt"

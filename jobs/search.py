@@ -1,7 +1,7 @@
 """Find one solution: a search task runs its walks on one device until one finds, its time is up, or it
 is asked to stop; the solution is checked by the problem's own code before it is written anywhere.
 
-A search run (``--run-dir``, ``--tasks``, ``--submit``) is K tasks with disjoint seed ranges
+A search run (``search PROBLEM N RUN``, ``--tasks``, ``--submit``) is K tasks with disjoint seed ranges
 (records.SearchPlan.task_seed). Each writes ``results/task-NNNNN.json`` when it ends, found or not;
 the first to find also writes ``found.json`` (never replaced, so a second finder leaves the first's)
 and stops the others: locally they share a stop event, on SLURM it cancels the rest of the array.

@@ -124,7 +124,7 @@ def create_verification(layout: RunLayout, request: Request) -> RunLayout:
     seed = None
     if request.partitions is not None:
         if not request.partitions:
-            raise UserError("--shards lists no partition")
+            raise UserError("--only lists no partition")
         unknown = [p for p in request.partitions if p not in done]
         if unknown:
             where = f" counted at {request.counted_at}" if request.counted_at is not None else ""

@@ -186,7 +186,7 @@ class RunLayout:
     def task_log(self, partition: int) -> Path:
         return self.logs_dir / f"{self.part_name(partition)}.log"
 
-    # a search run (permenum search --run-dir / --submit): its plan, one record per task, the first find
+    # a search run (permenum search PROBLEM N RUN, --submit): its plan, one record per task, the first find
 
     @property
     def verifications_dir(self) -> Path:

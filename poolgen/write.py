@@ -93,7 +93,7 @@ class PoolSettings:
         problem.check_n(self.n)
         problem.check_symmetry(self.resolved_symmetry)
         if self.partitions is not None and self.partitions < 1:
-            raise UserError(f"--shards must be at least 1 (got {self.partitions})")
+            raise UserError(f"--num-partitions must be at least 1 (got {self.partitions})")
         if self.target_states is not None and self.target_states < 1:
             raise UserError(f"--target-states must be at least 1 (got {self.target_states})")
         if self.hard_factor < 1:
@@ -200,7 +200,7 @@ def _write_pool(layout: RunLayout, settings: PoolSettings, like: Manifest | None
     if partitions > max(rows, 1):
         raise UserError(
             f"{partitions} partitions but the pool has only {rows} states at depth {ladder.depth}; "
-            f"use --shards {max(rows, 1)} or fewer, or a larger --target-states"
+            f"use --num-partitions {max(rows, 1)} or fewer, or a larger --target-states"
         )
     probes = settings.cost_probes or default_probes(rows, partitions)
     costs = estimate_costs(problem, settings.n, states, symmetry, probes, settings.seed).astype(np.float32)

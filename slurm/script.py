@@ -190,7 +190,7 @@ def render(layout: RunLayout, job_name: str, num_partitions: int, options: Sbatc
     if options.gpus_per_task:
         directives.append(f"--gres=gpu:{options.gpus_per_task}")
     directives.extend(quote_option(a) for a in options.extra)
-    task = ["permenum", "task", q(str(layout.root)), "--shard", '"$partition"', *task_args(options.task)]
+    task = ["permenum", "task", q(str(layout.root)), "--index", '"$partition"', *task_args(options.task)]
     lines = [
         "#!/bin/bash",
         comment_line(title),

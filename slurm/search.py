@@ -1,4 +1,4 @@
-"""A search run as a SLURM array: task t runs ``permenum search-task RUN --task t`` on its own seed range;
+"""A search run as a SLURM array: task t runs ``permenum search-task RUN --index t`` on its own seed range;
 the first to find cancels the rest of the array so the allocation is freed.
 
 The script is ``RUN/slurm/search.sbatch`` (array index = task), submitted once with ``--array=0-(K-1)``
@@ -48,7 +48,7 @@ def render(layout: RunLayout, plan: SearchPlan, options: SbatchOptions) -> str:
         ': "${SLURM_ARRAY_TASK_ID:?submit this script as an array job: sbatch --array=... (index = task)}"',
         f'export PATH={q(str(entry_point_dir()))}:"$PATH"',
         'echo "permenum: search task $SLURM_ARRAY_TASK_ID, job ${SLURM_ARRAY_JOB_ID} on $(hostname) at $(date -Is)"',
-        f'exec permenum search-task {q(str(layout.root))} --task "$SLURM_ARRAY_TASK_ID"',
+        f'exec permenum search-task {q(str(layout.root))} --index "$SLURM_ARRAY_TASK_ID"',
         "",
     ]
     return "\n".join(lines)

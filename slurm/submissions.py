@@ -75,7 +75,7 @@ def last_throttle(layout: RunLayout) -> int | None:
 
 
 def site_shards(layout: RunLayout, site: str | None) -> list[int] | None:
-    """The shards this site's copy of the run was given (`submit --shards`: a site's share of a campaign), as
+    """The shards this site's copy of the run was given (`submit --only`: a site's share of a campaign), as
     the union over the submissions made at ``site`` (the cluster's name; a copy of the run directory
     brought from another site carries that site's lines too); None when one of them covered the whole
     pool, or none was made."""

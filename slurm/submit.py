@@ -105,7 +105,7 @@ def submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: b
 
 
 def this_sites(layout: RunLayout, backend: Backend, shards: list[int] | None) -> list[int] | None:
-    """The shards a command at this site works on: those given (`--shards all`: every partition), else
+    """The shards a command at this site works on: those given (`--only all`: every partition), else
     those its earlier submits were given (another site counts the rest: submitting them here would count
     them twice)."""
     if shards is None:
@@ -125,7 +125,7 @@ def _submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: 
                        "(run `permenum collect`)", []), report
     todo = _within(sorted(report.states["failed"] + report.states["missing"]), shards)
     if not todo:
-        which = f"shards {compact_ranges(shards)}" if shards is not None else "partitions"
+        which = f"partitions {compact_ranges(shards)}" if shards is not None else "partitions"
         return Outcome(f"nothing to submit: the {which} have results or are pending or running", []), report
     _refuse_while_queued(report, force, "submit")
     plans = plan_arrays(todo, backend.config())

@@ -143,7 +143,7 @@ def test_a_signal_in_the_commands_first_instant_stops_the_task_cleanly(tmp_path:
     layout = _pool(tmp_path / "a", n=12)
     command = Path(sys.executable).with_name("permenum")  # the console script, as the batch script runs it
     for delay in (0.1, 0.3):  # the interpreter itself starts in about 0.03 s; the libraries take 0.4-0.7 s
-        proc = subprocess.Popen([str(command), "task", str(layout.root), "--shard", "0"],
+        proc = subprocess.Popen([str(command), "task", str(layout.root), "--index", "0"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(delay)
         proc.send_signal(signal.SIGUSR1)

@@ -43,7 +43,7 @@ def _holder(root: Path, partition: int) -> subprocess.Popen[str]:
 def test_two_runs_of_one_directory_count_every_partition_once(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     """The issue's reproduction: `run R &` then `run R`: nothing lands in results/duplicates."""
     run = tmp_path / "run"
-    cli("pool", "nqueens", 16, "--symmetry", "none", "--out", run, "-P", 4, check=True)
+    cli("pool", "nqueens", 16, "--symmetry", "none", run, "--num-partitions", 4, check=True)
     layout = RunLayout(run)
     first = subprocess.Popen([sys.executable, "-m", "permenum.cli", "run", str(run), "--device", "cpu"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -62,7 +62,7 @@ def test_two_runs_of_one_directory_count_every_partition_once(tmp_path: Path, cl
 
 def test_a_held_partition_is_left_to_its_holder_until_the_holder_dies(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "run"
-    cli("pool", "nqueens", 8, "--out", run, "-P", 3, check=True)
+    cli("pool", "nqueens", 8, run, "--num-partitions", 3, check=True)
     holder = _holder(run, 1)
     try:
         proc = cli("run", run, "--device", "cpu")
@@ -96,7 +96,7 @@ with claim(layout, int(sys.argv[2])):
 def test_a_run_that_left_a_partition_to_another_exits_0_once_that_one_is_done(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     """The other executor finished partition 1 while this run counted the rest: the run is complete."""
     run, twin = tmp_path / "run", tmp_path / "twin"
-    cli("pool", "nqueens", 16, "--out", run, "-P", 3, check=True)
+    cli("pool", "nqueens", 16, run, "--num-partitions", 3, check=True)
     shutil.copytree(run, twin)
     run_task(RunLayout(twin), 1, TaskOptions(device="cpu"))
     holder = subprocess.Popen([sys.executable, "-c", _HOLD_THEN_FINISH, str(run), "1",

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slurm
 def test_a_slurm_task_leaves_a_partition_a_local_task_counts(slurm_cluster: cluster.ClusterInfo, tmp_path: Path,
                                                              cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "held 'run'"
-    cli("pool", "nqueens", 8, "--out", run, "-P", 2, check=True)
+    cli("pool", "nqueens", 8, run, "--num-partitions", 2, check=True)
     layout = RunLayout(run)
     holder = _holder(run, 0)
     try:

@@ -76,7 +76,7 @@ def test_canonical_search_finds_exactly_the_canonical_arrays() -> None:
 
 def test_arrays_all_for_order_10(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "c10"
-    cli("pool", "costas", 10, "--out", run, "--shards", 3, check=True)
+    cli("pool", "costas", 10, run, "--num-partitions", 3, check=True)
     cli("run", run, check=True)
     out = tmp_path / "all.txt"
     cli("arrays", run, "--all", "--out", out, check=True)
@@ -112,7 +112,7 @@ def _welch(p: int) -> list[tuple[int, ...]]:
 @pytest.mark.parametrize("p", [5, 7, 11, 13])
 def test_every_welch_array_is_found(tmp_path: Path, cli, p: int) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / f"w{p}"
-    cli("pool", "costas", p - 1, "--out", run, "--shards", 2, check=True)
+    cli("pool", "costas", p - 1, run, "--num-partitions", 2, check=True)
     cli("run", run, check=True)
     found = {tuple(map(int, line.split())) for line in cli("arrays", run, "--all", check=True).stdout.splitlines()}
     welch = _welch(p)
@@ -205,11 +205,11 @@ def test_enumerate_costas(cli) -> None:  # type: ignore[no-untyped-def]
 
 def test_costas_bad_input(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     for n in (0, 33):
-        proc = cli("pool", "costas", n, "--out", tmp_path / "x")
+        proc = cli("pool", "costas", n, tmp_path / "x")
         assert proc.returncode == 2 and "1..32" in proc.stderr
-    proc = cli("pool", "costas", 8, "--out", tmp_path / "y", "--symmetry", "mirror")
+    proc = cli("pool", "costas", 8, tmp_path / "y", "--symmetry", "mirror")
     assert proc.returncode == 2 and "costas: unknown symmetry mode 'mirror'" in proc.stderr
-    cli("pool", "nqueens", 6, "--out", tmp_path / "q", check=True)
+    cli("pool", "nqueens", 6, tmp_path / "q", check=True)
     cli("run", tmp_path / "q", check=True)
     proc = cli("arrays", tmp_path / "q")
     assert proc.returncode == 2 and "lists Costas arrays" in proc.stderr

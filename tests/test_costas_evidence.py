@@ -29,7 +29,7 @@ def _store(layout: RunLayout, partition: int, arrays: list[tuple[int, ...]], rec
 
 def test_collect_prints_the_runs_own_evidence_and_catches_a_lost_class(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "run"
-    cli("pool", "costas", 10, "--out", run, "-P", 3, check=True)
+    cli("pool", "costas", 10, run, "--num-partitions", 3, check=True)
     cli("run", run, "--device", "cpu", check=True)
     total = published("costas_total", 10)
     good = cli("collect", run, check=True)

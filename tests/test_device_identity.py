@@ -53,7 +53,7 @@ def test_pocl_devices_have_an_identity_or_none(monkeypatch) -> None:  # type: ig
 
 def test_results_name_the_device_and_old_ones_still_read(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "run"
-    cli("pool", "nqueens", 10, "-P", 3, "--out", run, check=True)
+    cli("pool", "nqueens", 10, run, "--num-partitions", 3, check=True)
     cli("run", run, "--device", "cpu", check=True)
     first, second = (run / "results" / f"part-0000{i}.json" for i in (0, 1))
     assert all("identity" in made for made in json.loads(first.read_text())["device_provenance"].values())

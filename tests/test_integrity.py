@@ -247,10 +247,10 @@ def test_one_writer_at_a_time_per_run(tmp_path: Path, cli) -> None:  # type: ign
     layout = RunLayout(tmp_path / "run")
     layout.root.mkdir()
     with run_lock(layout, "pool"):  # another `pool`, `submit` or `resubmit` is at work on it
-        busy = cli("pool", "nqueens", 8, "--out", layout.root)
+        busy = cli("pool", "nqueens", 8, layout.root)
         assert busy.returncode == 2 and busy.stderr.count("\n") == 1 and "is busy" in busy.stderr
         assert not layout.manifest.exists()
-    cli("pool", "nqueens", 8, "--out", layout.root, check=True)  # the lock went with its holder
+    cli("pool", "nqueens", 8, layout.root, check=True)  # the lock went with its holder
     with run_lock(layout, "submit"):
         for command in ("submit", "resubmit"):
             busy = cli(command, layout.root)
@@ -296,7 +296,7 @@ def test_a_full_disk_is_one_line_and_damages_nothing(tmp_path: Path, cli) -> Non
         pytest.skip("needs mount (root) for a small tmpfs")
     disk = tmp_path / "disk"
     with _mounted("-t", "tmpfs", "-o", "size=256k", "tmpfs", target=disk):
-        proc = cli("pool", "nqueens", 14, "--out", disk / "run", "-S", 200000)
+        proc = cli("pool", "nqueens", 14, disk / "run", "-S", 200000)
         assert proc.returncode == 74 and proc.stderr.count("\n") == 1, proc.stderr
         assert proc.stderr.startswith("error: ") and "No space left on device" in proc.stderr
         assert not (disk / "run" / "manifest.json").exists()  # no pool: the manifest is written last

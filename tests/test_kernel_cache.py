@@ -120,7 +120,7 @@ def test_a_run_of_several_workers_says_it_once(tmp_path: Path) -> None:
 
     env = {**os.environ, "POCL_CACHE_DIR": str(tmp_path / "kcache"), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
     run = tmp_path / "run"
-    subprocess.run([sys.executable, "-m", "permenum.cli", "pool", "nqueens", "9", "-P", "4", "--out", str(run)],
+    subprocess.run([sys.executable, "-m", "permenum.cli", "pool", "nqueens", "9", "--num-partitions", "4", str(run)],
                    env=env, capture_output=True, text=True, check=True)
     done = subprocess.run([sys.executable, "-m", "permenum.cli", "run", str(run), "--device", "cpu/2", "-w", "2"],
                           env=env, capture_output=True, text=True, check=True)

@@ -18,8 +18,8 @@ def run(tmp_path: Path, cli, monkeypatch: pytest.MonkeyPatch) -> Path:  # type: 
     """An N-Queens 8 pool of 3 partitions, partition 0 done; no SLURM_CONF, so any SLURM query would fail."""
     monkeypatch.delenv("SLURM_CONF", raising=False)
     root = tmp_path / "local 'run' \"q8\""
-    cli("pool", "nqueens", 8, "--out", root, "-P", 3, check=True)
-    cli("task", root, "--shard", 0, check=True)
+    cli("pool", "nqueens", 8, root, "--num-partitions", 3, check=True)
+    cli("task", root, "--index", 0, check=True)
     return root
 
 
@@ -46,7 +46,7 @@ def test_local_run_asks_no_scheduler(run: Path, cli) -> None:  # type: ignore[no
 def test_failure_record_makes_a_local_partition_failed(run: Path, cli) -> None:  # type: ignore[no-untyped-def]
     part = run / "pool" / "part-00001.parquet"
     part.write_bytes(part.read_bytes()[:-64] + b"\0" * 64)  # the task's checksum check fails for real
-    assert cli("task", run, "--shard", 1).returncode != 0
+    assert cli("task", run, "--index", 1).returncode != 0
     report = _json(cli, run)
     assert report["states"]["failed"]["partitions"] == [1] and report["states"]["missing"]["partitions"] == [2]
     [why] = report["failed"]["1"]["evidence"]
@@ -79,9 +79,9 @@ def test_a_damaged_result_is_reported_as_failed(run: Path, cli) -> None:  # type
 
 
 def test_a_done_partition_is_not_counted_again_unless_forced(run: Path, cli) -> None:  # type: ignore[no-untyped-def]
-    again = cli("task", run, "--shard", 0, check=True)
+    again = cli("task", run, "--index", 0, check=True)
     assert "is done already" in again.stdout and not (RunLayout(run).results_dir / "duplicates").exists()
-    forced = cli("task", run, "--shard", 0, "--force", check=True)
+    forced = cli("task", run, "--index", 0, "--force", check=True)
     assert "[duplicate, attempt 2, resumed from state 0]" in forced.stdout  # rich's markup does not eat it
 
 
@@ -94,7 +94,7 @@ def test_a_local_run_in_flight_shows_its_claimed_partitions_running(tmp_path: Pa
     import time
 
     root = tmp_path / "in flight"
-    cli("pool", "nqueens", 16, "--symmetry", "none", "--out", root, "-P", 2, check=True)
+    cli("pool", "nqueens", 16, root, "--symmetry", "none", "--num-partitions", 2, check=True)
     layout = RunLayout(root)
     proc = subprocess.Popen([sys.executable, "-m", "permenum.cli", "run", str(root), "--chunk-seconds", "0.3"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -14,7 +14,7 @@ def test_plural_counts_one_as_one() -> None:
 
 def test_a_run_of_one_partition_reads_in_the_singular(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "run"
-    pooled = cli("pool", "nqueens", 6, "-P", 1, "--out", run, check=True).stdout
+    pooled = cli("pool", "nqueens", 6, run, "--num-partitions", 1, check=True).stdout
     assert "1 partition in" in pooled and "1 partitions" not in pooled
     status = cli("status", run, check=True).stdout
     assert f"{run}: 1 partition," in status
@@ -23,7 +23,7 @@ def test_a_run_of_one_partition_reads_in_the_singular(cli, tmp_path: Path) -> No
 
 
 def test_a_negative_size_is_named_as_a_size_not_an_option(cli) -> None:  # type: ignore[no-untyped-def]
-    for command in (("enumerate", "nqueens", "-3"), ("pool", "costas", "-1", "--out", "x")):
+    for command in (("enumerate", "nqueens", "-3"), ("pool", "costas", "-1", "x")):
         proc = cli(*command)
         assert proc.returncode == 2 and proc.stderr.startswith(f"error: {command[2]} is not a size: N is a whole number"), proc.stderr
         assert "No such option" not in proc.stderr
@@ -31,7 +31,7 @@ def test_a_negative_size_is_named_as_a_size_not_an_option(cli) -> None:  # type:
 
 def test_a_check_before_any_recount_says_none_is_done_yet(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "run"
-    cli("pool", "nqueens", 8, "-P", 3, "--out", run, check=True)
+    cli("pool", "nqueens", 8, run, "--num-partitions", 3, check=True)
     cli("run", run, check=True)
     assert "3/3 partitions agree" in cli("verify", run, "--sample", 1, check=True).stdout
     for result in (run / "verify").glob("*/results/*.json"):
@@ -49,7 +49,7 @@ def test_an_order_no_family_built_here_gives_says_so() -> None:
 
 def test_a_costas_report_titles_its_classes_and_evidence_and_plots_the_format_named(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "run"
-    cli("pool", "costas", 8, "-P", 2, "--out", run, check=True)
+    cli("pool", "costas", 8, run, "--num-partitions", 2, check=True)
     cli("run", run, check=True)
     refused = cli("report", run, "--plot", tmp_path / "x.txt")
     assert refused.returncode == 2 and "--plot" in refused.stderr and ".svg" in refused.stderr

@@ -286,7 +286,7 @@ def test_a_stop_signal_to_the_whole_process_group_stops_cleanly(tmp_path: Path) 
     from permenum.layout import RunLayout
 
     run = tmp_path / "run"
-    subprocess.run([sys.executable, "-m", "permenum.cli", "pool", "nqueens", "17", "-P", "4", "--out", str(run)],
+    subprocess.run([sys.executable, "-m", "permenum.cli", "pool", "nqueens", "17", "--num-partitions", "4", str(run)],
                    check=True, capture_output=True)
     proc = subprocess.Popen([sys.executable, "-m", "permenum.cli", "run", str(run), "--device", "cpu/2", "-w", "2",
                              "--chunk-seconds", "0.5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

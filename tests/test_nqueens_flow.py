@@ -85,9 +85,9 @@ def test_ledger_sums_in_pandas_duckdb_and_polars(tmp_path: Path) -> None:
 def test_collect_of_an_unfinished_run_is_partial(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     """6 of 8 partitions counted: no total line, exit 1, and a ledger whose name, metadata and rows say partial."""
     layout = RunLayout(tmp_path / "run")
-    cli("pool", "nqueens", 10, "--out", layout.root, "-P", 8, check=True)
+    cli("pool", "nqueens", 10, layout.root, "--num-partitions", 8, check=True)
     for i in range(6):
-        cli("task", layout.root, "--shard", i, check=True)
+        cli("task", layout.root, "--index", i, check=True)
     proc = cli("collect", layout.root)
     assert proc.returncode == 1 and not re.search(r"\btotal \d", proc.stdout)
     c = collect(layout)
@@ -101,7 +101,7 @@ def test_collect_of_an_unfinished_run_is_partial(tmp_path: Path, cli) -> None:  
     assert str(df.attempt.dtype) == "Int32" and df.attempt.isna().tolist() == [False] * 6 + [True] * 2
     assert str(df.slurm_job_id.dtype) == "Int64" and str(df.partition.dtype) == "int32"
     for i in (6, 7):
-        cli("task", layout.root, "--shard", i, check=True)
+        cli("task", layout.root, "--index", i, check=True)
     proc = cli("collect", layout.root, check=True)
     assert f"total {published('nqueens_total', 10)} from 8/8" in proc.stdout
     assert layout.ledger.exists() and not layout.partial_ledger.exists()

@@ -59,9 +59,9 @@ def _reseal_partition(layout: RunLayout, damage: Callable[[bytes], bytes]) -> Pa
 def test_a_multi_line_pyarrow_error_is_one_line(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     """A partition that matches its manifest's sha256 but does not parse (written damaged): one line."""
     run = tmp_path / "run"
-    cli("pool", "nqueens", 10, "--out", run, "-P", 1, check=True)
+    cli("pool", "nqueens", 10, run, "--num-partitions", 1, check=True)
     _reseal_partition(RunLayout(run), _multiline_damage)
-    proc = cli("task", run, "--shard", 0, "--device", "cpu")
+    proc = cli("task", run, "--index", 0, "--device", "cpu")
     _one_line(proc, 2)
     assert "does not parse" in proc.stderr
     run_proc = cli("run", run, "--device", "cpu")
@@ -73,9 +73,9 @@ def test_a_multi_line_pyarrow_error_is_one_line(tmp_path: Path, cli) -> None:  #
 def test_a_cut_partition_resealed_is_one_line(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     """Cut short (no footer: pyarrow fails where the file is opened, not in a row group) and re-sealed."""
     run = tmp_path / "run"
-    cli("pool", "nqueens", 10, "--out", run, "-P", 1, check=True)
+    cli("pool", "nqueens", 10, run, "--num-partitions", 1, check=True)
     _reseal_partition(RunLayout(run), lambda data: data[: len(data) // 2])
-    proc = cli("task", run, "--shard", 0, "--device", "cpu")
+    proc = cli("task", run, "--index", 0, "--device", "cpu")
     _one_line(proc, 2)
     assert "partition 0 does not parse (ArrowInvalid: " in proc.stderr
 
@@ -87,7 +87,7 @@ def test_a_read_only_run_directory_exits_74_naming_the_write(tmp_path: Path, cli
     if not _mounts_allowed(tmp_path):
         pytest.skip("needs mount (root): a read-only bind mount is the only read-only directory root cannot write")
     run = tmp_path / "run"
-    cli("pool", "nqueens", 8, "--out", run, "-P", 3, check=True)
+    cli("pool", "nqueens", 8, run, "--num-partitions", 3, check=True)
     view = tmp_path / "shared"
     with _mounted("--bind", str(run), target=view):
         subprocess.run(["mount", "-o", "remount,ro,bind", str(view)], check=True, capture_output=True)
@@ -106,7 +106,7 @@ def test_a_full_disk_fails_run_and_collect_with_74_in_one_line(tmp_path: Path, c
     if not _mounts_allowed(tmp_path):
         pytest.skip("needs mount (root) for a small tmpfs")
     run = tmp_path / "run"
-    cli("pool", "nqueens", 8, "--out", run, "-P", 3, check=True)
+    cli("pool", "nqueens", 8, run, "--num-partitions", 3, check=True)
     counted = tmp_path / "counted"
     shutil.copytree(run, counted)
     cli("run", counted, "--device", "cpu", check=True)
@@ -133,7 +133,7 @@ def test_an_output_file_in_a_missing_folder_is_refused_not_made(tmp_path: Path, 
     """`report --plot` and `arrays --out` name a file the user chose: a mistyped folder is one line, exit 2,
     and no folder is made for it."""
     run = tmp_path / "run"
-    cli("pool", "costas", 7, "--out", run, "-P", 2, check=True)
+    cli("pool", "costas", 7, run, "--num-partitions", 2, check=True)
     cli("run", run, "--device", "cpu", check=True)
     for command in (("report", run, "--plot"), ("arrays", run, "--out")):
         missing = tmp_path / f"no {command[0]}" / "deeper"
@@ -151,7 +151,7 @@ def test_an_output_file_in_a_missing_folder_is_refused_not_made(tmp_path: Path, 
 ])
 def test_submit_refuses_what_every_task_would_fail_on(tmp_path: Path, cli, args: tuple[str, ...], said: str) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "run"
-    cli("pool", "nqueens", 8, "--out", run, "-P", 2, check=True)
+    cli("pool", "nqueens", 8, run, "--num-partitions", 2, check=True)
     proc = cli("submit", run, "--dry-run", *args)
     _one_line(proc, 2)
     assert said in proc.stderr
@@ -164,14 +164,14 @@ def test_verify_reflect_of_a_partition_that_does_not_parse_is_one_line_and_leave
     from permenum.records import read_result, write_result
 
     run = tmp_path / "run"
-    cli("pool", "nqueens", 8, "--out", run, "-P", 2, "--symmetry", "mirror", check=True)
+    cli("pool", "nqueens", 8, run, "--num-partitions", 2, "--symmetry", "mirror", check=True)
     cli("run", run, "--device", "cpu", check=True)
     layout = RunLayout(run)
     entry = _reseal_partition(layout, _multiline_damage)
     record = read_result(layout.result_file(0))
     layout.result_file(0).unlink()
     write_result(layout, dataclasses.replace(record, pool_sha256=entry.sha256))
-    proc = cli("verify", run, "--shards", "0-1", "--reflect", "-k", "skip-all")
+    proc = cli("verify", run, "--only", "0-1", "--reflect", "-k", "skip-all")
     _one_line(proc, 2)
     assert "partition 0 does not parse" in proc.stderr and "Deserializing" in proc.stderr
     assert not (run / "verify").exists()
@@ -230,7 +230,7 @@ def test_a_worker_reports_a_multi_line_failure_on_one_line(tmp_path: Path, monke
 def test_submit_names_a_bad_task_option_before_asking_slurm(tmp_path: Path, cli, args: tuple[str, ...], said: str) -> None:  # type: ignore[no-untyped-def]
     """Where SLURM is unreachable (no scontrol on PATH), a bad --device or --kernel is still the error shown."""
     run = tmp_path / "run"
-    cli("pool", "nqueens", 8, "--out", run, "-P", 2, check=True)
+    cli("pool", "nqueens", 8, run, "--num-partitions", 2, check=True)
     nowhere = tmp_path / "no-slurm"
     nowhere.mkdir()
     proc = cli("submit", run, *args, env={"PATH": str(nowhere)})

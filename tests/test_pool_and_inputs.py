@@ -40,16 +40,16 @@ def test_pool_is_deterministic_and_shuffled(tmp_path: Path) -> None:
 
 def test_checksum_catches_a_flipped_byte(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "run"
-    cli("pool", "nqueens", 10, "--out", run, "--shards", 2, check=True)
+    cli("pool", "nqueens", 10, run, "--num-partitions", 2, check=True)
     part = run / "pool" / "part-00001.parquet"
     data = bytearray(part.read_bytes())
     data[len(data) // 2] ^= 0x01
     part.write_bytes(bytes(data))
-    proc = cli("task", run, "--shard", 1)
+    proc = cli("task", run, "--index", 1)
     assert proc.returncode == 2
     assert "corrupted" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert not (run / "results" / "part-00001.json").exists()
-    assert cli("task", run, "--shard", 0).returncode == 0  # the intact partition still runs
+    assert cli("task", run, "--index", 0).returncode == 0  # the intact partition still runs
 
 
 def _one_line_error(proc, *needles: str) -> None:  # type: ignore[no-untyped-def]
@@ -62,39 +62,39 @@ def _one_line_error(proc, *needles: str) -> None:  # type: ignore[no-untyped-def
 
 def test_bad_inputs(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "run with 'quotes' and spaces"
-    _one_line_error(cli("pool", "nqueens", 0, "--out", run), "1..32")
-    _one_line_error(cli("pool", "nqueens", 40, "--out", run), "1..32")
+    _one_line_error(cli("pool", "nqueens", 0, run), "1..32")
+    _one_line_error(cli("pool", "nqueens", 40, run), "1..32")
     _one_line_error(cli("enumerate", "nqueens", 33), "1..32")
-    _one_line_error(cli("pool", "nqueens", 8, "--out", run, "--shards", 0), "at least 1")
-    _one_line_error(cli("pool", "nqueens", 6, "--out", run, "--shards", 50), "only")
-    _one_line_error(cli("pool", "chess", 8, "--out", run), "'chess' is not one of")
+    _one_line_error(cli("pool", "nqueens", 8, run, "--num-partitions", 0), "at least 1")
+    _one_line_error(cli("pool", "nqueens", 6, run, "--num-partitions", 50), "only")
+    _one_line_error(cli("pool", "chess", 8, run), "'chess' is not one of")
     assert not run.exists() or not any(run.iterdir())
-    cli("pool", "nqueens", 9, "--out", run, "--shards", 3, check=True)
+    cli("pool", "nqueens", 9, run, "--num-partitions", 3, check=True)
     before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
-    _one_line_error(cli("pool", "nqueens", 10, "--out", run, "--shards", 3), "different pool")
+    _one_line_error(cli("pool", "nqueens", 10, run, "--num-partitions", 3), "different pool")
     after = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
     assert before == after
-    assert "kept the identical" in cli("pool", "nqueens", 9, "--out", run, "--shards", 3, check=True).stdout
-    _one_line_error(cli("task", run, "--shard", 3), "0..2")
-    _one_line_error(cli("task", run, "--shard", -1), "non-negative")
-    _one_line_error(cli("task", run, "--shard", 0, "--device", "quantum"), "unknown device")
-    _one_line_error(cli("task", tmp_path / "nowhere", "--shard", 0), "is not a run directory")
+    assert "kept the identical" in cli("pool", "nqueens", 9, run, "--num-partitions", 3, check=True).stdout
+    _one_line_error(cli("task", run, "--index", 3), "0..2")
+    _one_line_error(cli("task", run, "--index", -1), "non-negative")
+    _one_line_error(cli("task", run, "--index", 0, "--device", "quantum"), "unknown device")
+    _one_line_error(cli("task", tmp_path / "nowhere", "--index", 0), "is not a run directory")
     (run / "pool" / "part-00002.parquet").unlink()
-    _one_line_error(cli("task", run, "--shard", 2), "missing")
+    _one_line_error(cli("task", run, "--index", 2), "missing")
     assert cli("run", run).returncode == 1  # partition 2 fails, the others finish
     proc = cli("collect", run)
     assert proc.returncode == 1 and "have no result: 2" in proc.stderr
     notapool = tmp_path / "notapool"
     notapool.mkdir()
     (notapool / "precious.txt").write_text("keep me")
-    _one_line_error(cli("pool", "nqueens", 8, "--out", notapool), "not empty")
+    _one_line_error(cli("pool", "nqueens", 8, notapool), "not empty")
     assert (notapool / "precious.txt").read_text() == "keep me"
 
 
 def test_collect_refuses_a_result_from_another_run(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     a, b = tmp_path / "a", tmp_path / "b"
     for run in (a, b):
-        cli("pool", "nqueens", 8, "--out", run, "--shards", 2, check=True)
+        cli("pool", "nqueens", 8, run, "--num-partitions", 2, check=True)
         cli("run", run, check=True)
     (a / "results" / "part-00000.json").write_bytes((b / "results" / "part-00000.json").read_bytes())
     _one_line_error(cli("collect", a), "belongs to run")
@@ -173,24 +173,24 @@ def test_a_chunk_is_refined_no_deeper_than_half_its_rows(problem: str, n: int) -
 
 def test_numbers_and_kernels_are_checked_before_any_work(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "run"
-    cli("pool", "nqueens", 8, "--out", run, "--shards", 2, check=True)
+    cli("pool", "nqueens", 8, run, "--num-partitions", 2, check=True)
     for bad in ("nan", "inf", "-1", "0"):
-        _one_line_error(cli("task", run, "--shard", 0, "--chunk-seconds", bad), "--chunk-seconds")
+        _one_line_error(cli("task", run, "--index", 0, "--chunk-seconds", bad), "--chunk-seconds")
         _one_line_error(cli("run", run, "--chunk-seconds", bad), "--chunk-seconds")
     for bad in ("nan", "-1"):
-        _one_line_error(cli("task", run, "--shard", 0, "--max-seconds", bad), "--max-seconds")
-    _one_line_error(cli("task", run, "--shard", 1000000000), "does not exist")
+        _one_line_error(cli("task", run, "--index", 0, "--max-seconds", bad), "--max-seconds")
+    _one_line_error(cli("task", run, "--index", 1000000000), "does not exist")
     assert not list((run / "logs").glob("*.error.json"))  # no error record for a partition the pool lacks
     _one_line_error(cli("run", run, "--kernel", "dfs"), "has no symmetry 'edges'")
     assert not (run / "results").exists()
     other = tmp_path / "never built"
-    _one_line_error(cli("enumerate", "nqueens", 9, "--run-dir", other, "--kernel", "no-such"), "'no-such' is not one of")
+    _one_line_error(cli("enumerate", "nqueens", 9, other, "--kernel", "no-such"), "'no-such' is not one of")
     assert not other.exists()  # refused before the pool was built
 
 
 def test_a_pool_too_large_for_memory_is_refused_up_front(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "huge"
-    proc = cli("pool", "nqueens", 27, "--out", run, "-S", 1000000000000, timeout=60)
+    proc = cli("pool", "nqueens", 27, run, "-S", 1000000000000, timeout=60)
     _one_line_error(proc, "GiB while the pool is built")
     assert not run.exists()
 

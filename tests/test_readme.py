@@ -56,7 +56,7 @@ def _command_lines() -> list[str]:
     ('eval "$(permenum cluster up)"', ["permenum cluster up"]),
     ("timeout -s USR1 3500 permenum run q23 --device gpu", ["permenum run q23 --device gpu"]),
     ("CUDA_VISIBLE_DEVICES=0 timeout 600 permenum run q12", ["permenum run q12"]),
-    ("permenum pool nqueens 8 --out q8 && permenum run q8", ["permenum pool nqueens 8 --out q8", "permenum run q8"]),
+    ("permenum pool nqueens 8 q8 && permenum run q8", ["permenum pool nqueens 8 q8", "permenum run q8"]),
     (".venv/bin/permenum", []), ("permenum/cli/<command>.py", []), ("permenum.total", []),
     ("echo permenum run q12", []), ("grep permenum", []),
 ])

@@ -36,7 +36,7 @@ def _job_env(info: cluster.ClusterInfo) -> dict[str, str]:
 
 
 def _pool(cli, run: Path, *extra: str, n: int = N) -> RunLayout:  # type: ignore[no-untyped-def]
-    cli("pool", "nqueens", n, "--out", run, "-P", 1, *extra, check=True)
+    cli("pool", "nqueens", n, run, "--num-partitions", 1, *extra, check=True)
     return RunLayout(run)
 
 
@@ -154,7 +154,7 @@ def test_preemption_checkpoints_and_the_requeued_task_resumes(slurm_cluster: clu
     SIGTERM, a checkpoint, SLURM requeues the element, and it resumes from the checkpoint, exact. N=18
     (about 2 minutes on one thread): SLURM took up to 40 s here to preempt."""
     run = tmp_path / "preempted"
-    cli("pool", "nqueens", 18, "--out", run, "-P", 1, check=True)
+    cli("pool", "nqueens", 18, run, "--num-partitions", 1, check=True)
     layout = RunLayout(run)
     cli("submit", run, "--chunk-seconds", "2", env=_job_env(slurm_cluster), check=True)
     _wait_for(lambda: layout.checkpoint_file(0).exists() and "attempt 1" in _log(layout), "a first checkpoint")

@@ -63,7 +63,7 @@ def test_nqueens_same_seed_same_board() -> None:
     (("costas", "65"), "costas search supports n from 1 to 64 (got 65)"),
     (("sudoku", "9"), "'sudoku' is not one of"),
     (("costas", "10", "--walks", "0"), "--walks"),
-    (("costas", "10", "--submit"), "--submit needs --run-dir"),
+    (("costas", "10", "--submit"), "--submit needs the run directory RUN"),
 ])
 def test_bad_input_is_one_line_and_exit_2(cli, args: tuple[str, ...], said: str) -> None:  # type: ignore[no-untyped-def]
     proc = cli("search", *args)
@@ -83,7 +83,7 @@ def test_time_limit_says_what_it_tried(cli, tmp_path: Path) -> None:  # type: ig
 
 def test_local_tasks_first_find_stops_the_rest(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "search run"
-    proc = cli("search", "costas", 16, "--tasks", 3, "--walks", 2, "--run-dir", run, "--out", tmp_path / "f.json",
+    proc = cli("search", "costas", 16, "--tasks", 3, "--walks", 2, run, "--out", tmp_path / "f.json",
                check=True)
     found = json.loads((run / "found.json").read_text())
     assert costas_ok(found["solution"]) and json.loads((tmp_path / "f.json").read_text()) == found
@@ -96,5 +96,5 @@ def test_local_tasks_first_find_stops_the_rest(cli, tmp_path: Path) -> None:  # 
     status = cli("status", run, check=True)
     assert f"found by task {found['task']}, walk {found['walk']}" in status.stdout
     assert "3/3 tasks ended" in status.stdout
-    again = cli("search-task", run, "--task", 0)
+    again = cli("search-task", run, "--index", 0)
     assert again.returncode == 2 and "has ended already" in again.stderr

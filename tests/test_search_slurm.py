@@ -23,7 +23,7 @@ ORDER, SEED = 19, 1
 
 def test_first_find_cancels_the_rest_of_the_array(slurm_cluster: cluster.ClusterInfo, tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "search 'run'"
-    proc = cli("search", "costas", ORDER, "--seed", SEED, "--walks", 1, "--tasks", 3, "--submit", "--run-dir", run,
+    proc = cli("search", "costas", ORDER, "--seed", SEED, "--walks", 1, "--tasks", 3, "--submit", run,
                "--device", "cpu", env=slurm_cluster.env, check=True)
     (sub,) = submissions(run)
     assert f"submitted job {sub['job_id']}: 3 search tasks" in proc.stdout

@@ -1,5 +1,5 @@
 """A campaign across sites: one pool built at two sites and checked to be one, a share of it counted at
-each (`--shards`), the results brought home (`merge`) with their seals checked, and each site's work
+each (`--only`), the results brought home (`merge`) with their seals checked, and each site's work
 re-counted by the other (`verify --counted-at`). The local executor stands for a site here; the SLURM
 test puts one site on the real single-node cluster."""
 
@@ -36,35 +36,35 @@ def _two_sites(cli, tmp_path: Path, problem: str = "nqueens", n: int = N,  # typ
                shards: int = 4) -> tuple[Path, Path]:
     """Site A builds the pool; site B rebuilds it from A's manifest alone; each counts half."""
     a, b = tmp_path / "site a", tmp_path / "site b"
-    cli("pool", problem, n, "-P", shards, "--out", a, check=True)
+    cli("pool", problem, n, "--num-partitions", shards, a, check=True)
     manifest_copy = tmp_path / "a-manifest.json"
     shutil.copy(a / "manifest.json", manifest_copy)  # all that travels to B before it builds
-    proc = cli("pool", problem, n, "-P", shards, "--out", b, "--same-as", manifest_copy, check=True)
+    proc = cli("pool", problem, n, "--num-partitions", shards, b, "--same-as", manifest_copy, check=True)
     assert "same pool as" in proc.stdout
     half = shards // 2
-    cli("run", a, "--shards", f"0-{half - 1}", check=True)
-    cli("run", b, "--shards", f"{half}-{shards - 1}", check=True)
+    cli("run", a, "--only", f"0-{half - 1}", check=True)
+    cli("run", b, "--only", f"{half}-{shards - 1}", check=True)
     return a, b
 
 
 def test_a_rebuilt_pool_is_the_same_pool_or_names_the_first_difference(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     a, b = tmp_path / "a", tmp_path / "b"
-    cli("pool", "nqueens", N, "-P", 4, "--out", a, check=True)
-    cli("pool", "nqueens", N, "-P", 4, "--out", b, "--same-as", a, check=True)
+    cli("pool", "nqueens", N, "--num-partitions", 4, a, check=True)
+    cli("pool", "nqueens", N, "--num-partitions", 4, b, "--same-as", a, check=True)
     assert json.loads((b / "manifest.json").read_text())["run_id"] == json.loads((a / "manifest.json").read_text())["run_id"]
     proc = cli("same-pool", b, a / "manifest.json")
     assert proc.returncode == 0 and proc.stdout.startswith("same pool: run "), proc.stdout + proc.stderr
 
     other_seed = tmp_path / "seed 1"
-    cli("pool", "nqueens", N, "-P", 4, "--seed", 1, "--out", other_seed, check=True)
+    cli("pool", "nqueens", N, "--num-partitions", 4, "--seed", 1, other_seed, check=True)
     proc = cli("same-pool", other_seed, a)
     assert proc.returncode == 1 and proc.stderr.strip() == "not the same pool: generator seed: 1 here, 0 there"
-    proc = cli("pool", "nqueens", N, "-P", 4, "--seed", 1, "--out", tmp_path / "refused", "--same-as", a)
+    proc = cli("pool", "nqueens", N, "--num-partitions", 4, "--seed", 1, tmp_path / "refused", "--same-as", a)
     assert proc.returncode == 2 and "not the same pool as run" in proc.stderr and "generator seed" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "refused").exists()
 
     rebuilt = tmp_path / "rebuilt without --same-as"
-    cli("pool", "nqueens", N, "-P", 4, "--out", rebuilt, check=True)
+    cli("pool", "nqueens", N, "--num-partitions", 4, rebuilt, check=True)
     proc = cli("same-pool", rebuilt, a)
     assert proc.returncode == 1 and "the same pool, but two runs" in proc.stderr
 
@@ -78,16 +78,16 @@ def test_a_rebuilt_pool_is_the_same_pool_or_names_the_first_difference(cli, tmp_
 
 def test_shards_limit_run_and_status_shows_them_against_the_pool(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "run"
-    cli("pool", "nqueens", N, "-P", 4, "--out", run, check=True)
-    proc = cli("run", run, "--shards", "1,3")
-    assert proc.returncode == 0 and "shards 1,3 are counted" in proc.stdout, proc.stderr
+    cli("pool", "nqueens", N, "--num-partitions", 4, run, check=True)
+    proc = cli("run", run, "--only", "1,3")
+    assert proc.returncode == 0 and "partitions 1,3 are counted" in proc.stdout, proc.stderr
     assert sorted(p.name for p in (run / "results").glob("*.json")) == ["part-00001.json", "part-00003.json"]
-    proc = cli("status", run, "--shards", "1-3")
-    assert "shards 1-3 (3 of the pool's 4): 2 done, 0 running, 0 pending, 0 failed, 1 missing" in proc.stdout
-    report = json.loads(cli("status", run, "--json", "--shards", "1-3").stdout)
+    proc = cli("status", run, "--only", "1-3")
+    assert "partitions 1-3 (3 of the pool's 4): 2 done, 0 running, 0 pending, 0 failed, 1 missing" in proc.stdout
+    report = json.loads(cli("status", run, "--json", "--only", "1-3").stdout)
     assert report["shard_states"]["done"]["partitions"] == [1, 3] and report["shard_states"]["missing"]["count"] == 1
     for bad, says in (("4", "partition 4 does not exist"), ("x", "not an array index list")):
-        proc = cli("run", run, "--shards", bad)
+        proc = cli("run", run, "--only", bad)
         assert proc.returncode == 2 and says in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
@@ -103,7 +103,7 @@ def test_merge_imports_checked_results_once_and_collect_reads_the_union(cli, tmp
     assert _files(a) == before  # importing twice changes nothing
 
     foreign = tmp_path / "foreign"
-    cli("pool", "nqueens", N, "-P", 4, "--out", foreign, check=True)
+    cli("pool", "nqueens", N, "--num-partitions", 4, foreign, check=True)
     cli("run", foreign, check=True)
     proc = cli("merge", a, foreign)
     assert proc.returncode == 2 and "not this run" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
@@ -160,13 +160,13 @@ def test_a_refused_conflict_is_named_by_collect_status_and_report_with_what_sett
     for proc in said:
         text = " ".join((proc.stdout + proc.stderr).split())
         assert "partition 3 also has 1 count refused for other numbers than the result" in text, text
-        assert f"`permenum verify {a} --shards 3`" in text
+        assert f"`permenum verify {a} --only 3`" in text
 
 
 def test_a_damaged_verification_is_refused_and_the_rest_imported(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     a, b = _two_sites(cli, tmp_path)
     cli("merge", b, a, check=True)
-    cli("verify", b, "--shards", "0", check=True)
+    cli("verify", b, "--only", "0", check=True)
     plan = next((b / "verify").iterdir()) / "verification.json"
     plan.write_text(plan.read_text()[:-20])
     proc = cli("merge", a, b)
@@ -188,7 +188,7 @@ def _plant(verification: Path, file: str, payload: bytes) -> None:
 @pytest.mark.parametrize("how", ["plain", "through a pool symlink", "result symlinked out", "verification symlinked out"])
 def test_merge_writes_and_reads_nothing_outside_either_run(cli, tmp_path: Path, how: str) -> None:  # type: ignore[no-untyped-def]
     a, b = _two_sites(cli, tmp_path)
-    cli("verify", b, "--shards", "2", check=True)
+    cli("verify", b, "--only", "2", check=True)
     verification = next((b / "verify").iterdir())
     payload = b"#!/bin/sh\necho planted\n"
     outside = tmp_path / "outside"
@@ -228,7 +228,7 @@ def test_merge_writes_and_reads_nothing_outside_either_run(cli, tmp_path: Path, 
 
 def test_a_manifest_naming_a_file_outside_the_pool_is_refused(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "run"
-    cli("pool", "nqueens", 8, "-P", 2, "--out", run, check=True)
+    cli("pool", "nqueens", 8, "--num-partitions", 2, run, check=True)
     content = json.loads((run / "manifest.json").read_text())
     del content["sha256"]
     content["partitions"][1]["file"] = "pool/../../elsewhere.parquet"
@@ -342,17 +342,17 @@ def test_two_sites_one_on_slurm_count_half_each_verify_each_other_exact(slurm_cl
     sample of the other's, and A's ledger shows who counted and who verified what."""
     n, env = 18, slurm_cluster.env
     a, b = tmp_path / "site a", tmp_path / "site b"
-    cli("pool", "nqueens", n, "-P", 4, "--out", a, check=True)
-    cli("pool", "nqueens", n, "-P", 4, "--out", b, "--same-as", a / "manifest.json", check=True)
-    cli("submit", a, "--shards", "0-1", env=env, check=True)
-    cli("run", b, "--shards", "2-3", check=True)
+    cli("pool", "nqueens", n, "--num-partitions", 4, a, check=True)
+    cli("pool", "nqueens", n, "--num-partitions", 4, b, "--same-as", a / "manifest.json", check=True)
+    cli("submit", a, "--only", "0-1", env=env, check=True)
+    cli("run", b, "--only", "2-3", check=True)
     report = wait_idle(cli, slurm_cluster, a, deadline_s=600)
     assert partition_states(report)["done"] == [0, 1] and partition_states(report)["missing"] == [2, 3]
     proc = cli("status", a, env=env)
-    assert "shards 0-1 (2 of the pool's 4): 2 done" in proc.stdout  # the site's share, remembered by submit
+    assert "partitions 0-1 (2 of the pool's 4): 2 done" in proc.stdout  # the site's share, remembered by submit
     proc = cli("resubmit", a, "--include-missing", "--dry-run", env=env)
     assert "nothing to resubmit" in proc.stdout  # B's shards are not A's to count
-    proc = cli("submit", a, env=env)  # again, without --shards: still this site's share only
+    proc = cli("submit", a, env=env)  # again, without --only: still this site's share only
     assert proc.returncode == 0 and "nothing to submit" in proc.stdout, proc.stdout + proc.stderr
 
     cli("merge", a, b, check=True)  # B's results come home to A

@@ -26,7 +26,7 @@ PARTITIONS = 8
 
 
 def _pool(cli, run: Path) -> None:  # type: ignore[no-untyped-def]
-    cli("pool", "nqueens", 12, "--out", run, "-P", PARTITIONS, check=True)
+    cli("pool", "nqueens", 12, run, "--num-partitions", PARTITIONS, check=True)
 
 
 def test_full_flow_through_slurm(slurm_cluster: cluster.ClusterInfo, tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
@@ -139,7 +139,7 @@ def test_cancelled_while_pending_is_failed_however_cancelled(slurm_cluster: clus
     """One rule: an element cancelled alone (SLURM keeps no record) and the pending elements of a cancelled
     array (one CANCELLED record, no run time) both ended without a result: failed, and resubmit runs them."""
     run = tmp_path / "cancelled pending"
-    cli("pool", "nqueens", 12, "--out", run, "-P", 6, check=True)
+    cli("pool", "nqueens", 12, run, "--num-partitions", 6, check=True)
     cli("submit", run, "--throttle", 1, env=slurm_cluster.env, check=True)
     job = submissions(run)[0]["job_id"]
     slurm(slurm_cluster, "scancel", f"{job}_4")
@@ -162,9 +162,9 @@ def test_no_task_of_a_held_stepped_array_is_failed(wide_slurm_cluster: cluster.C
     Slurm 22.05's ``squeue -r`` leaves out 39. status calls every one pending, none failed, and resubmit
     submits nothing."""
     run = tmp_path / "stepped 'held' run"
-    cli("pool", "nqueens", 12, "--out", run, "-P", 40, check=True)
+    cli("pool", "nqueens", 12, run, "--num-partitions", 40, check=True)
     shards = list(range(0, 40, 3))
-    cli("submit", run, "--shards", compact_ranges(shards), "--throttle", 1, "--sbatch-arg=--hold",
+    cli("submit", run, "--only", compact_ranges(shards), "--throttle", 1, "--sbatch-arg=--hold",
         env=wide_slurm_cluster.env, check=True)
     (record,) = submissions(run)
     job = record["job_id"]

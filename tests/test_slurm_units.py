@@ -61,13 +61,13 @@ def test_script_hands_hostile_paths_to_the_task_intact(tmp_path: Path) -> None:
                           check=False)
     assert proc.returncode == 0, proc.stderr
     assert "permenum: partition 7, job 12_7" in proc.stdout
-    assert json.loads(argv_file.read_text()) == ["task", str(run), "--shard", "7", "--device", "NVIDIA CUDA:0",
+    assert json.loads(argv_file.read_text()) == ["task", str(run), "--index", "7", "--device", "NVIDIA CUDA:0",
                                                  "--kernel", "skip-all", "--count-nodes", "--chunk-seconds", "2.5"]
     # An offset handed as the script's argument (an array beyond MaxArraySize) shifts the partition...
     proc = subprocess.run(["bash", str(script), "1000"], env=env, capture_output=True, text=True, timeout=30,
                           check=False)
     assert proc.returncode == 0 and "permenum: partition 1007, job 12_7" in proc.stdout, proc.stderr
-    assert json.loads(argv_file.read_text())[:4] == ["task", str(run), "--shard", "1007"]
+    assert json.loads(argv_file.read_text())[:4] == ["task", str(run), "--index", "1007"]
     # ...and anything but a number is refused, never evaluated by bash's arithmetic.
     argv_file.unlink()
     proc = subprocess.run(["bash", str(script), "a[$(touch x)]"], env=env, capture_output=True, text=True,
@@ -93,7 +93,7 @@ def test_script_minimal_has_no_optional_lines(task: TaskOptions | None) -> None:
 def test_script_passes_every_task_option_quoted() -> None:
     task = TaskOptions(device="gpu; rm -rf ~", kernel="skip all", count_nodes=True, chunk_seconds=1e-3, max_seconds=60)
     last = _render(Path("/r"), Path("/b"), SbatchOptions(task=task)).rstrip().splitlines()[-1]
-    assert last == ("""exec permenum task /r --shard "$partition" --device 'gpu; rm -rf ~' """
+    assert last == ("""exec permenum task /r --index "$partition" --device 'gpu; rm -rf ~' """
                     "--kernel 'skip all' --count-nodes --chunk-seconds 0.001 --max-seconds 60.0")
 
 
@@ -291,7 +291,7 @@ def test_a_live_claim_is_running_whatever_the_queue_says() -> None:
 
 def test_dry_run_prints_the_script_and_writes_nothing(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "dry 'run'"
-    cli("pool", "nqueens", 8, "--out", run, "-P", 3, check=True)
+    cli("pool", "nqueens", 8, run, "--num-partitions", 3, check=True)
     proc = cli("submit", run, "--dry-run", "--throttle", 2, "--gpus-per-task", 1, check=True)
     assert proc.stdout.startswith("#!/bin/bash\n") and "#SBATCH --array=0-2%2" in proc.stdout
     assert "#SBATCH --gres=gpu:1" in proc.stdout and proc.stdout.rstrip().splitlines()[-1].startswith("exec permenum task")

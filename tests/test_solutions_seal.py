@@ -25,7 +25,7 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.conftest import run_cli
 
     run = tmp_path_factory.mktemp("seal") / "run"
-    run_cli("pool", "costas", 10, "--out", run, "-P", 3, check=True)
+    run_cli("pool", "costas", 10, run, "--num-partitions", 3, check=True)
     run_cli("run", run, "--device", "cpu", check=True)
     return run
 
@@ -127,7 +127,7 @@ def test_arrays_refuses_a_stored_non_costas_array_in_one_line(run: RunLayout, cl
 
 def test_a_forced_recount_never_replaces_the_sealed_file(run: RunLayout, cli) -> None:  # type: ignore[no-untyped-def]
     before = run.solutions_file(0).read_bytes()
-    cli("task", run.root, "--shard", 0, "--force", "--device", "cpu", check=True)
+    cli("task", run.root, "--index", 0, "--force", "--device", "cpu", check=True)
     assert run.solutions_file(0).read_bytes() == before
     assert (run.results_dir / "duplicates" / "part-00000.attempt-2.solutions.parquet").exists()
     assert f"total {published('costas_total', 10)}" in cli("collect", run.root, check=True).stdout

@@ -23,7 +23,7 @@ def queens_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.conftest import run_cli
 
     run = tmp_path_factory.mktemp("verify") / "run"
-    run_cli("pool", "nqueens", 10, "--out", run, "-P", 8, check=True)
+    run_cli("pool", "nqueens", 10, run, "--num-partitions", 8, check=True)
     run_cli("run", run, "--device", "cpu", check=True)
     assert f"matches the published count {published('nqueens_total', 10)}" in run_cli("collect", run, check=True).stdout
     return run
@@ -60,7 +60,7 @@ def test_a_sample_recounted_with_another_kernel_agrees_and_is_recorded(queens_ru
 
 def test_an_altered_result_is_caught_when_sampled(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "run"
-    cli("pool", "nqueens", 9, "--out", run, "-P", 6, check=True)
+    cli("pool", "nqueens", 9, run, "--num-partitions", 6, check=True)
     cli("run", run, "--device", "cpu", check=True)
     alter(run, 3, 2)
     assert cli("collect", run).returncode == 1  # n=9 has a published count: the total is off
@@ -71,7 +71,7 @@ def test_an_altered_result_is_caught_when_sampled(tmp_path: Path, cli) -> None: 
     caught = cli("verify", run, "--sample", 1 / 3, "--seed", caught_seed)
     assert caught.returncode == 3
     assert "partition 3 DISAGREES on solutions, raw" in caught.stderr and "DISAGREE: partitions 3" in caught.stderr
-    listed = cli("verify", run, "--shards", "2-4")
+    listed = cli("verify", run, "--only", "2-4")
     assert listed.returncode == 3 and "DISAGREE: partitions 3:" in listed.stderr
     collect = cli("collect", run)
     assert collect.returncode == 1 and "DISAGREE: partitions 3" in collect.stderr
@@ -83,13 +83,13 @@ def test_a_disagreement_on_raw_alone_prints_the_raw_counts(tmp_path: Path, cli) 
     """A result whose raw count alone was altered: the DISAGREES line gives both raw counts, not the weighted
     ones (which agree, and read as if nothing differed)."""
     run = tmp_path / "run"
-    cli("pool", "nqueens", 9, "--out", run, "-P", 3, check=True)
+    cli("pool", "nqueens", 9, run, "--num-partitions", 3, check=True)
     cli("run", run, "--device", "cpu", check=True)
     layout = RunLayout(run)
     record = read_result(layout.result_file(1))
     layout.result_file(1).unlink()
     write_result(layout, replace(record, raw=record.raw + 1))
-    proc = cli("verify", run, "--shards", "1")
+    proc = cli("verify", run, "--only", "1")
     assert proc.returncode == 3, proc.stderr
     (line,) = [line for line in proc.stderr.splitlines() if "DISAGREES" in line]
     assert line.startswith(f"partition 1 DISAGREES on raw: run {record.raw + 1} raw (")
@@ -111,9 +111,9 @@ def test_the_chance_of_catching_altered_partitions_is_the_readmes(partitions: in
 
 def test_costas_recount_on_the_other_kernel_compares_classes_and_nodes(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "run"
-    cli("pool", "costas", 9, "--out", run, "-P", 3, check=True)
+    cli("pool", "costas", 9, run, "--num-partitions", 3, check=True)
     cli("run", run, "--device", "cpu", "--kernel", "fc", "--count-nodes", check=True)
-    proc = cli("verify", run, "--shards", "0-2", "--count-nodes", check=True)
+    proc = cli("verify", run, "--only", "0-2", "--count-nodes", check=True)
     assert "with kernel dfs" in proc.stdout and "3/3 partitions agree" in proc.stdout
     (shadow,) = (run / "verify").iterdir()
     check = json.loads((shadow / "check.json").read_text())
@@ -123,28 +123,28 @@ def test_costas_recount_on_the_other_kernel_compares_classes_and_nodes(tmp_path:
 
 def test_nodes_are_compared_where_both_builds_count_the_same_search(queens_run: Path, tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "run"
-    cli("pool", "nqueens", 9, "--out", run, "-P", 3, check=True)
+    cli("pool", "nqueens", 9, run, "--num-partitions", 3, check=True)
     cli("run", run, "--device", "cpu", "--count-nodes", check=True)
-    proc = cli("verify", run, "--shards", "0-2", "--count-nodes", check=True)
+    proc = cli("verify", run, "--only", "0-2", "--count-nodes", check=True)
     assert "nodes compared on 3" in proc.stdout
 
 
 @pytest.mark.parametrize("args,message", [
     (["--sample", 0], "--sample must be a fraction"),
-    (["--sample", 0.5, "--shards", "1"], "give --sample F or --shards LIST"),
-    ([], "give --sample F or --shards LIST"),
-    (["--shards", "99"], "partitions 99 have no result"),
-    (["--shards", "x"], "--shards: not an array index list"),
-    (["--shards", "1", "--kernel", "nope"], "'nope' is not one of"),
+    (["--sample", 0.5, "--only", "1"], "give --sample F or --only LIST"),
+    ([], "give --sample F or --only LIST"),
+    (["--only", "99"], "partitions 99 have no result"),
+    (["--only", "x"], "--only: not an array index list"),
+    (["--only", "1", "--kernel", "nope"], "'nope' is not one of"),
     (["--id", "v-nothere"], "has no verification 'v-nothere'"),
-    (["--shards", "1", "--reflect"], "--reflect: nqueens pools of symmetry edges have no mirror-image states"),
-    (["--shards", "1", "--kernel", "skip-soa"], "kernel skip-soa counted these partitions"),
-    (["--shards", "3-1"], "--shards lists no partition"),
-    (["--shards", "1", "--seed", 4], "--seed draws a sample: not with --shards"),
+    (["--only", "1", "--reflect"], "--reflect: nqueens pools of symmetry edges have no mirror-image states"),
+    (["--only", "1", "--kernel", "skip-soa"], "kernel skip-soa counted these partitions"),
+    (["--only", "3-1"], "--only lists no partition"),
+    (["--only", "1", "--seed", 4], "--seed draws a sample: not with --only"),
     (["--sample", 0.5, "--seed", -1], "Invalid value for '--seed'"),
     (["--check", "--kernel", "dfs"], "--kernel choose a new verification: not with --check"),
     (["--id", "v-x", "--sample", 0.5], "--sample choose a new verification: not with --id"),
-    (["--shards", "1", "--device", "nosuch"], "nosuch"),
+    (["--only", "1", "--device", "nosuch"], "nosuch"),
 ])
 def test_bad_input_is_one_line_and_exit_2(queens_run: Path, cli, args: list[object], message: str) -> None:  # type: ignore[no-untyped-def]
     proc = cli("verify", queens_run, *args)
@@ -176,9 +176,9 @@ def test_mirror_images_are_states_of_the_mode_built_from_scratch() -> None:
 
 def test_a_mirror_pool_recounted_as_its_mirror_image_agrees_nodes_too(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "run"
-    cli("pool", "nqueens", 11, "--out", run, "-P", 3, "--symmetry", "mirror", check=True)
+    cli("pool", "nqueens", 11, run, "--num-partitions", 3, "--symmetry", "mirror", check=True)
     cli("run", run, "--device", "cpu", "--count-nodes", check=True)
-    proc = cli("verify", run, "--shards", "0-2", "--reflect", "-k", "skip-all", "--count-nodes", check=True)
+    proc = cli("verify", run, "--only", "0-2", "--reflect", "-k", "skip-all", "--count-nodes", check=True)
     assert "each as its mirror image" in proc.stdout and "3/3 partitions agree (nodes compared on 3)" in proc.stdout
     (shadow,) = (run / "verify").iterdir()
     assert sorted(p.name for p in (shadow / "pool").iterdir()) == [f"part-0000{i}.parquet" for i in range(3)]
@@ -188,9 +188,9 @@ def test_the_same_kernel_on_another_device_is_a_verification_the_same_on_the_sam
     """skip-soa again, named on the same PoCL device: allowed with --device, but its agreement is not
     independent (same kernel, same model) and does not count in the verified fraction."""
     run = tmp_path / "run"
-    cli("pool", "nqueens", 9, "--out", run, "-P", 2, check=True)
+    cli("pool", "nqueens", 9, run, "--num-partitions", 2, check=True)
     cli("run", run, "--device", "cpu", check=True)
-    proc = cli("verify", run, "--shards", "0-1", "--kernel", "skip-soa", "--device", "cpu", check=True)
+    proc = cli("verify", run, "--only", "0-1", "--kernel", "skip-soa", "--device", "cpu", check=True)
     assert "2/2 partitions agree" in proc.stdout and "0-1 by the same kernel on the same model" in proc.stdout
     assert "verified: 0/2 partitions" in cli("collect", run, check=True).stdout
     assert not any(p.name.startswith("v-") and not (p / "verification.json").exists()
@@ -199,7 +199,7 @@ def test_the_same_kernel_on_another_device_is_a_verification_the_same_on_the_sam
 
 def test_a_verification_is_counted_only_with_its_own_kernel(queens_run: Path, cli) -> None:  # type: ignore[no-untyped-def]
     """`permenum run` on a verification's directory would count the run's search again: refused, with the way."""
-    cli("verify", queens_run, "--shards", "6", check=True)
+    cli("verify", queens_run, "--only", "6", check=True)
     shadow = next(v for v in (queens_run / "verify").iterdir()
                   if json.loads((v / "verification.json").read_text())["partitions"] == [6])
     (shadow / "results" / "part-00006.json").unlink()
@@ -210,9 +210,9 @@ def test_a_verification_is_counted_only_with_its_own_kernel(queens_run: Path, cl
 
 def test_a_damaged_verification_is_named_and_the_others_still_count(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "run"
-    cli("pool", "nqueens", 8, "--out", run, "-P", 2, check=True)
+    cli("pool", "nqueens", 8, run, "--num-partitions", 2, check=True)
     cli("run", run, "--device", "cpu", check=True)
-    cli("verify", run, "--shards", "0", check=True)
+    cli("verify", run, "--only", "0", check=True)
     (shadow,) = (run / "verify").iterdir()
     plan = shadow / "verification.json"
     plan.write_text(plan.read_text().replace('"partitions": [', '"partitions": [1, '))  # its seal no longer holds

@@ -16,9 +16,9 @@ pytestmark = pytest.mark.slurm
 
 def test_a_verification_runs_as_an_array_of_its_own(slurm_cluster: cluster.ClusterInfo, tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "run"
-    cli("pool", "nqueens", 9, "--out", run, "-P", 4, check=True)
+    cli("pool", "nqueens", 9, run, "--num-partitions", 4, check=True)
     cli("run", run, "--device", "cpu", check=True)
-    proc = cli("verify", run, "--shards", "1,3", "--submit", "--device", "cpu", env=slurm_cluster.env, check=True)
+    proc = cli("verify", run, "--only", "1,3", "--submit", "--device", "cpu", env=slurm_cluster.env, check=True)
     (shadow,) = (run / "verify").iterdir()
     (sub,) = submissions(shadow)
     assert sub["array"] == "1,3" and f"submitted job {sub['job_id']}" in proc.stdout

@@ -54,8 +54,8 @@ def other_manifest(path: str | Path) -> "Manifest":
 
 
 def shard_set(spec: str | None, manifest: "Manifest") -> list[int] | None:
-    """``--shards 0-49,60``: the partitions a command is limited to (None: not given), each one of the
-    pool's; ``all``: every partition (widening what a site's earlier `submit --shards` gave it)."""
+    """``--only 0-49,60``: the partitions a command is limited to (None: not given), each one of the
+    pool's; ``all``: every partition (widening what a site's earlier `submit --only` gave it)."""
     from permenum.ranges import expand_ranges
 
     if spec is None:
@@ -65,12 +65,12 @@ def shard_set(spec: str | None, manifest: "Manifest") -> list[int] | None:
     try:
         chosen = expand_ranges(spec)
     except ValueError as exc:
-        raise UserError(f"--shards: {exc}") from None
+        raise UserError(f"--only: {exc}") from None
     if not chosen:
-        raise UserError("--shards lists no partition")
+        raise UserError("--only lists no partition")
     beyond = [p for p in chosen if p >= manifest.num_partitions]
     if beyond:
-        raise UserError(f"--shards: partition {beyond[0]} does not exist: this pool has partitions "
+        raise UserError(f"--only: partition {beyond[0]} does not exist: this pool has partitions "
                         f"0-{manifest.num_partitions - 1}")
     return chosen
 

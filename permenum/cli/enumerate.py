@@ -12,28 +12,29 @@ from pathlib import Path
 import click
 
 from permenum.cli.common import err, layout, out
-from permenum.cli.options import WORKERS_HELP, PROBLEM, Renaming, pool_options, task_options
+from permenum.cli.options import (COUNT_RENAMED, WORKERS_HELP, PROBLEM, Argument, Renaming, num_partitions_option,
+                                  pool_options, task_options)
 from permenum.cli.runner import print_collect, run_here, task_options as checked_options
 
 
-@click.command(cls=Renaming, renamed={"--partitions": "--shards"}, short_help="Pool, run and collect PROBLEM N here.")
+@click.command(cls=Renaming, renamed={**COUNT_RENAMED, "--run-dir": "RUN"}, short_help="Pool, run and collect PROBLEM N here.")
 @click.argument("problem", type=PROBLEM)
 @click.argument("n", type=int)
-@click.option("--run-dir", type=click.Path(file_okay=False), default=None,
-              help="Keep the run in this directory (default: a temporary one, deleted once the count succeeds).")
-@click.option("--shards", "-P", "partitions", type=int, default=None,
-              help="Partitions (default: one per worker, fewer when the pool has fewer states; formerly --partitions).")
+@click.argument("run_dir", type=click.Path(file_okay=False), cls=Argument, required=False, metavar="[RUN]")
+@num_partitions_option("How many partitions to cut the pool into (default: one per worker, fewer when the pool has "
+                       "fewer states).", default=None)
 @click.option("--workers", "-w", type=click.IntRange(min=1), default=None, help=WORKERS_HELP)
 @task_options
 @pool_options
 def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None, workers: int | None,
               device: str | None, kernel: str | None, count_nodes: bool, chunk_seconds: float,
               target_states: int | None, seed: int, symmetry: str | None, balance: str) -> None:
-    """Count every solution of PROBLEM (nqueens | costas) of size N on this machine: pool + run + collect.
+    """Count every solution of PROBLEM (nqueens | costas) of size N on this machine: pool + run + collect, in the
+    run directory RUN (kept) or a temporary one.
 
     Prints the total and checks it against the published count (exit 0 only when it is trusted). Without
-    --run-dir the run is counted in a temporary directory, deleted only after a success: an interrupted or
-    failed count keeps it, and says where (`permenum run` there resumes).
+    RUN the run is counted in a temporary directory, deleted only after a success: an interrupted or failed
+    count keeps it, and says where (`permenum run` there resumes).
     """
     from concurrent.futures import ThreadPoolExecutor
 

@@ -12,7 +12,7 @@ import click
 from rich.table import Table
 
 from permenum.cli.common import out
-from permenum.cli.options import KERNEL, KERNEL_HELP, PROBLEM, SYMMETRY, SYMMETRY_HELP
+from permenum.cli.options import KERNEL, KERNEL_HELP, PROBLEM, SYMMETRY, SYMMETRY_HELP, Renaming
 
 if TYPE_CHECKING:
     from permenum.jobs.estimate import Estimate, Growth
@@ -29,12 +29,13 @@ def _hours(seconds: float) -> str:
     return f"{seconds / (365.25 * 86400):.1f} years"
 
 
-@click.command(short_help="Predict the device-hours of a full run.")
+@click.command(cls=Renaming, renamed={"-G": "--gpus"}, short_help="Predict the device-hours of a full run.")
 @click.argument("problem", type=PROBLEM)
 @click.argument("n", type=int)
 @click.option("--device", "-d", default=None, help="The device to measure: gpu | cpu | PLATFORM:DEVICE (the first of them).")
-@click.option("--gpus", "-G", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Devices of this kind a run would use: the wall time is the device time over G.")
+@click.option("--gpus", type=click.IntRange(min=1), default=1, show_default=True, metavar="G",
+              help="Devices of this kind a run would use in all (as sbatch --gpus): the wall time is the device time "
+                   "over G.")
 @click.option("--sample-seconds", type=float, default=20.0, show_default=True,
               help="Kernel seconds of the timed sample.")
 @click.option("--max-fraction", type=float, default=0.1, show_default=True,

@@ -1,33 +1,33 @@
-"""`permenum pool PROBLEM N -P SHARDS --out RUN`: the state pool, as Parquet partitions and manifest.json."""
+"""`permenum pool PROBLEM N RUN --num-partitions COUNT`: the state pool, as Parquet partitions and manifest.json."""
 
 from __future__ import annotations
 
 import click
 
 from permenum.cli.common import layout, other_manifest, out
-from permenum.cli.options import PROBLEM, Renaming, pool_options, resolve_size, size_argument
+from permenum.cli.options import (COUNT_RENAMED, PROBLEM, Argument, Renaming, num_partitions_option, pool_options,
+                                  size_argument)
 from permenum.words import plural
 
 
-@click.command(cls=Renaming, renamed={"--partitions": "--shards"}, short_help="Write the state pool of PROBLEM N.")
+@click.command(cls=Renaming, renamed={**COUNT_RENAMED, "--n": "N", "--out": "RUN"},
+               short_help="Write the state pool of PROBLEM N.")
 @click.argument("problem", type=PROBLEM)
 @size_argument
-@click.option("--out", "run", type=click.Path(file_okay=False), required=True, help="Run directory to create.")
-@click.option("--shards", "-P", "partitions", type=int, default=1, show_default=True,
-              help="How many partitions to cut the pool into: one array task each (formerly --partitions).")
+@click.argument("run", type=click.Path(file_okay=False), cls=Argument)
+@num_partitions_option("How many partitions to cut the pool into: one array task each.", default=1)
 @pool_options
 @click.option("--same-as", "same_as", type=click.Path(), default=None, metavar="OTHER",
               help="Another site's run directory or its manifest.json: build its very pool here (refused, naming the "
                    "first difference, if it is not), as a copy of that run.")
-def pool(problem: str, n: int | None, n_option: int | None, run: str, partitions: int, target_states: int | None,
+def pool(problem: str, n: int, run: str, partitions: int, target_states: int | None,
          seed: int, symmetry: str | None, balance: str, same_as: str | None) -> None:
-    """Generate the state pool of PROBLEM (nqueens | costas) of size N and write it to RUN as Parquet partitions
-    plus manifest.json. Writing the same pool again keeps the existing one."""
+    """Generate the state pool of PROBLEM (nqueens | costas) of size N and write it to the run directory RUN as
+    Parquet partitions plus manifest.json. Writing the same pool again keeps the existing one."""
     from permenum.poolgen.write import PoolSettings, write_pool
 
-    size = resolve_size(n, n_option)
     like = other_manifest(same_as) if same_as else None
-    manifest, created = write_pool(layout(run), PoolSettings(problem, size, partitions, target_states, seed=seed,
+    manifest, created = write_pool(layout(run), PoolSettings(problem, n, partitions, target_states, seed=seed,
                                                              symmetry=symmetry, balance=balance), like)
     g = manifest.generator
     if like is not None:

@@ -106,7 +106,7 @@ def conflicts_line(layout: RunLayout) -> str | None:
     return (f"{plural(len(kept), 'partition', False)} {which} also {'has' if len(kept) == 1 else 'have'} "
             f"{plural(files, 'count')} refused for other numbers than the result, kept in "
             f"{printable(layout.results_dir / 'duplicates')}: one side is wrong; re-count "
-            f"(`permenum verify {printable(layout.root)} --shards {which}`): a re-count that agrees with the "
+            f"(`permenum verify {printable(layout.root)} --only {which}`): a re-count that agrees with the "
             "result settles it")
 
 

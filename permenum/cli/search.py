@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from permenum.cli.common import EXIT_INCOMPLETE, err, layout as run_layout, out, slurm_backend, slurm_errors
-from permenum.cli.options import DEVICE_HELP, PROBLEM, in_existing_folder, sbatch_options
+from permenum.cli.options import (DEVICE_HELP, PROBLEM, SBATCH_RENAMED, Argument, Renaming, in_existing_folder, index_option,
+                                  sbatch_options)
 from permenum.cli.runner import print_search_status
 from permenum.errors import UserError
 
@@ -56,7 +57,7 @@ def _report(result: "SearchResult", out_file: str | None) -> int:
     return EXIT_NOT_FOUND
 
 
-@click.command(short_help="Find one solution by local search.")
+@click.command(cls=Renaming, renamed={"--run-dir": "RUN", **SBATCH_RENAMED}, short_help="Find one solution by local search.")
 @click.argument("problem", type=PROBLEM)
 @click.argument("n", type=int)
 @click.option("--seed", type=click.IntRange(min=0, max=(1 << 64) - 1), default=0, show_default=True,
@@ -66,17 +67,17 @@ def _report(result: "SearchResult", out_file: str | None) -> int:
 @click.option("--max-seconds", type=click.FloatRange(min=0), default=None, help="Give up after this long (exit 1).")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None, callback=in_existing_folder,
               help="Write the result as JSON (problem, n, solution, seed, walks, iterations, seconds, device, ...).")
-@click.option("--run-dir", type=click.Path(file_okay=False), default=None,
-              help="Keep the search as a run (search.json, one record per task, found.json).")
+@click.argument("run_dir", type=click.Path(file_okay=False), cls=Argument, required=False, metavar="[RUN]")
 @click.option("--tasks", type=click.IntRange(min=1), default=1, show_default=True,
               help="Tasks with disjoint seed ranges: local workers, or array tasks with --submit.")
-@click.option("--submit", "to_slurm", is_flag=True, help="Submit the tasks as a SLURM array (needs --run-dir).")
+@click.option("--submit", "to_slurm", is_flag=True, help="Submit the tasks as a SLURM array (needs RUN).")
 @partial(sbatch_options, prefix="With --submit: ")
 def search(problem: str, n: int, seed: int, walks: int | None, device: str | None, max_seconds: float | None,
            out_file: str | None, run_dir: str | None, tasks: int, to_slurm: bool, time_limit: str | None,
            slurm_partition: str | None, account: str | None, gpus_per_task: int | None, throttle: int | None,
            sbatch_args: tuple[str, ...]) -> None:
-    """Find one solution of PROBLEM (costas | nqueens) of size N by many independent local-search walks.
+    """Find one solution of PROBLEM (costas | nqueens) of size N by many independent local-search walks; with RUN,
+    kept as a run (search.json, one record per task, found.json).
 
     Prints the solution as one line of rows (0-based, column by column) after checking it with code
     independent of the kernels. Exit 0 when found, 1 when not (time limit or stopped), 2 on bad input.
@@ -111,7 +112,7 @@ def _submit(request: "Request", tasks: int, run_dir: str | None, sbatch: tuple[A
     from permenum.slurm.search import submit
 
     if run_dir is None:
-        raise UserError("--submit needs --run-dir (on shared storage: every task writes its record there)")
+        raise UserError("--submit needs the run directory RUN (on shared storage: every task writes its record there)")
     time_limit, partition, account, gpus, throttle, extra = sbatch
     options = SbatchOptions(throttle, gpus, time_limit, partition, account, tuple(extra))
     options.validate()
@@ -125,13 +126,14 @@ def _submit(request: "Request", tasks: int, run_dir: str | None, sbatch: tuple[A
     return 0
 
 
-@click.command(name="search-task", short_help="One task of a search run (an array task).")
+@click.command(name="search-task", cls=Renaming, renamed={"--task": "--index", "-t": "--index"},
+               short_help="One task of a search run (an array task).")
 @click.argument("run", type=click.Path(file_okay=False))
-@click.option("--task", "-t", type=click.IntRange(min=0), required=True,
-              help="The task of the search run to execute (the array task index).")
+@index_option("The task of the search run to execute: its number, 0-based (the array task's index).",
+              click.IntRange(min=0))
 @click.option("--device", "-d", default=None, help="Override the run's device for this task.")
 @click.pass_obj
-def search_task(early: "StopRequest | None", run: str, task: int, device: str | None) -> None:
+def search_task(early: "StopRequest | None", run: str, index: int, device: str | None) -> None:
     """One task of a search run (what each array task of `search --submit` executes).
 
     The first task to find writes RUN/found.json and cancels the rest of the array; a cancelled or
@@ -144,6 +146,7 @@ def search_task(early: "StopRequest | None", run: str, task: int, device: str | 
     layout = run_layout(run)
     plan = load_search_plan(layout)
     stop = _stop_on_signals(device or plan.device, early)
+    task = index
     result = run_task(layout, task, stop, lambda: err.print(cancel_others(plan, task), markup=False), device,
                       progress=lambda line: err.print(line, markup=False))
     rc = _report(result, None)

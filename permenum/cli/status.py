@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from permenum.cli.common import existing_run, out, ranges, shard_set, slurm_backend, slurm_errors
-from permenum.cli.options import shards_option
+from permenum.cli.options import ONLY_RENAMED, Renaming, only_option
 from permenum.cli.runner import conflicts_line, print_search_status
 from permenum.errors import printable
 from permenum.words import plural
@@ -23,11 +23,11 @@ if TYPE_CHECKING:
 SHOWN_EVIDENCE = 3
 
 
-@click.command(short_help="What is done, running, pending, failed, missing.")
+@click.command(cls=Renaming, renamed=ONLY_RENAMED, short_help="What is done, running, pending, failed, missing.")
 @click.argument("run", type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@shards_option("Also sum up these partitions (default: the shards `submit` was given here, if any)")
-def status(run: str, as_json: bool, shards: str | None) -> None:
+@only_option("Also sum up these partitions (default: those `submit --only` was given here, if any)")
+def status(run: str, as_json: bool, only: str | None) -> None:
     """Which partitions are done, running, pending, failed or missing (result files + SLURM's view).
 
     Exits 1 when a partition failed (`permenum resubmit` submits those), else 0.
@@ -42,7 +42,7 @@ def status(run: str, as_json: bool, shards: str | None) -> None:
     if layout.search_plan.exists():
         print_search_status(layout, ask_scheduler=was_submitted(layout))
         return
-    chosen = shard_set(shards, load_manifest(layout))
+    chosen = shard_set(only, load_manifest(layout))
     if was_submitted(layout):
         with slurm_errors():
             backend, note = slurm_backend()
@@ -58,7 +58,7 @@ def status(run: str, as_json: bool, shards: str | None) -> None:
     else:
         _print_status(report)
         if chosen is not None:
-            out.print(f"shards {ranges(chosen)} ({len(chosen)} of the pool's {report.num_partitions}): "
+            out.print(f"partitions {ranges(chosen)} ({len(chosen)} of the pool's {report.num_partitions}): "
                       + ", ".join(f"{len(parts)} {state}" for state, parts in report.states_within(chosen).items()),
                       markup=False)
         conflicts = conflicts_line(layout)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from permenum.cli.common import err, existing_run, out, shard_set, slurm_backend, slurm_errors
-from permenum.cli.options import sbatch_options, shards_option, task_options
+from permenum.cli.options import ONLY_RENAMED, SBATCH_RENAMED, Renaming, only_option, sbatch_options, task_options
 from permenum.slurm.script import DEFAULT_SIGNAL_SECONDS
 
 if TYPE_CHECKING:
@@ -19,19 +19,20 @@ if TYPE_CHECKING:
     from permenum.slurm.script import SbatchOptions
 
 
-@click.command(short_help="Submit the partitions without a result to SLURM.")
+@click.command(cls=Renaming, renamed={**ONLY_RENAMED, **SBATCH_RENAMED},
+               short_help="Submit the partitions without a result to SLURM.")
 @click.argument("run", type=click.Path(file_okay=False))
 @sbatch_options
 @click.option("--signal-seconds", type=int, default=DEFAULT_SIGNAL_SECONDS, show_default=True,
               help="--signal=B:USR1@S: seconds before the time limit at which tasks checkpoint and requeue.")
 @task_options
-@shards_option("Submit only these partitions")
+@only_option("Submit only these partitions")
 @click.option("--force", is_flag=True, help="Submit even while some partitions are still queued (those are skipped).")
 @click.option("--dry-run", is_flag=True,
               help="Print the script, and the sbatch commands the submission would run; write and submit nothing.")
 def submit(run: str, throttle: int | None, gpus_per_task: int | None, time_limit: str | None,
            slurm_partition: str | None, account: str | None, sbatch_args: tuple[str, ...], signal_seconds: int,
-           device: str | None, kernel: str | None, count_nodes: bool, chunk_seconds: float, shards: str | None,
+           device: str | None, kernel: str | None, count_nodes: bool, chunk_seconds: float, only: str | None,
            force: bool, dry_run: bool) -> None:
     """Render RUN/slurm/array.sbatch and submit one array job (several past MaxArraySize) over every partition
     without a result.
@@ -46,7 +47,7 @@ def submit(run: str, throttle: int | None, gpus_per_task: int | None, time_limit
 
     layout = existing_run(run)
     manifest = load_manifest(layout)
-    chosen = shard_set(shards, manifest)
+    chosen = shard_set(only, manifest)
     options = SbatchOptions(throttle, gpus_per_task, time_limit, slurm_partition, account, tuple(sbatch_args),
                             signal_seconds, TaskOptions(device, kernel, count_nodes, chunk_seconds))
     # what every task would fail on (a bad --device or --kernel) is refused before SLURM is asked anything:
@@ -83,23 +84,24 @@ def _dry_run(layout: "RunLayout", options: "SbatchOptions", force: bool, chosen:
     return outcome.message
 
 
-@click.command(short_help="Submit the failed (or missing) partitions again.")
+@click.command(cls=Renaming, renamed={**ONLY_RENAMED, **SBATCH_RENAMED},
+               short_help="Submit the failed (or missing) partitions again.")
 @click.argument("run", type=click.Path(file_okay=False))
 @click.option("--include-missing", is_flag=True, help="Also submit partitions that never ran.")
 @click.option("--force", is_flag=True, help="Submit even while other partitions are still pending or running.")
-@click.option("--throttle", "-T", type=int, default=None,
+@click.option("--throttle", type=int, default=None, metavar="T",
               help="At most T array tasks at once (default: the throttle of the latest submission).")
 @click.option("--dry-run", is_flag=True, help="Say what would be submitted; submit nothing.")
-@shards_option("Resubmit only within these partitions (default: the shards `submit` was given here, if any)")
+@only_option("Resubmit only within these partitions (default: those `submit --only` was given here, if any)")
 def resubmit(run: str, include_missing: bool, force: bool, throttle: int | None, dry_run: bool,
-             shards: str | None) -> None:
+             only: str | None) -> None:
     """Submit one array job over exactly the failed (and, if asked, missing) partitions of RUN, with the script
     and options of the latest submission (a task resumes from its checkpoint)."""
     from permenum.records import load_manifest
     from permenum.slurm import submit as sub
 
     layout = existing_run(run)
-    chosen = shard_set(shards, load_manifest(layout))
+    chosen = shard_set(only, load_manifest(layout))
     with slurm_errors():
         backend, note = slurm_backend()
         outcome, _ = sub.resubmit(layout, backend, include_missing, force, throttle, dry_run, note, chosen)

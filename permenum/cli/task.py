@@ -1,4 +1,4 @@
-"""`permenum task RUN --shard I`: one partition, what each SLURM array task executes."""
+"""`permenum task RUN --index I`: one partition, what each SLURM array task executes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from permenum.cli.common import err, existing_run, out
-from permenum.cli.options import Renaming, task_options
+from permenum.cli.options import Renaming, index_option, task_options
 from permenum.cli.runner import open_device, task_options as checked_options
 from permenum.errors import UserError
 from permenum.layout import RunLayout
@@ -18,16 +18,15 @@ if TYPE_CHECKING:
     from permenum.jobs.environment import StopRequest
 
 
-@click.command(cls=Renaming, renamed={"--partition": "--shard"}, short_help="Count one partition (one array task).")
+@click.command(cls=Renaming, renamed={"--partition": "--index", "--shard": "--index"}, short_help="Count one partition (one array task).")
 @click.argument("run", type=click.Path(file_okay=False))
-@click.option("--shard", "-i", "partition", type=int, required=True,
-              help="The partition to count: its number in the pool, 0-based (formerly --partition).")
+@index_option("The partition to count: its number in the pool, 0-based (the array task's index).", click.INT)
 @task_options
 @click.option("--max-seconds", type=float, default=None,
               help="Checkpoint and stop (exit 75) once this attempt has run this long (at least one chunk).")
 @click.option("--force", is_flag=True, help="Count a partition that already has a result again (kept as a duplicate).")
 @click.pass_obj
-def task(stop: "StopRequest | None", run: str, partition: int, device: str | None, kernel: str | None, count_nodes: bool,
+def task(stop: "StopRequest | None", run: str, index: int, device: str | None, kernel: str | None, count_nodes: bool,
          chunk_seconds: float, max_seconds: float | None, force: bool) -> None:
     """Count one partition of RUN (what each SLURM array task executes) and write its result file.
 
@@ -38,8 +37,9 @@ def task(stop: "StopRequest | None", run: str, partition: int, device: str | Non
     from permenum.jobs.environment import TaskEnvironment
     from permenum.jobs.task import EXIT_INTERRUPTED, TaskInterrupted, run_task
 
+    partition = index
     if partition < 0:
-        raise UserError(f"--shard must be non-negative (got {partition})")
+        raise UserError(f"--index must be non-negative (got {partition})")
     options = checked_options(device, kernel, count_nodes, chunk_seconds, max_seconds)
     where = existing_run(run)
     if not force and _already_done(where, partition):

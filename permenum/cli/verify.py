@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from permenum.cli.common import err, existing_run, out, ranges, slurm_backend, slurm_errors
-from permenum.cli.options import WORKERS_HELP, Renaming, sbatch_options, task_options
+from permenum.cli.options import ONLY_RENAMED, SBATCH_RENAMED, WORKERS_HELP, Renaming, sbatch_options, task_options
 from permenum.cli.runner import run_here
 from permenum.errors import UserError, printable
 from permenum.layout import RunLayout
@@ -24,12 +24,11 @@ if TYPE_CHECKING:
     from permenum.task_options import TaskOptions
 
 
-@click.command(cls=Renaming, renamed={"--partitions": "--shards"}, short_help="Re-count a sample of a run, compare.")
+@click.command(cls=Renaming, renamed={**ONLY_RENAMED, **SBATCH_RENAMED}, short_help="Re-count a sample of a run, compare.")
 @click.argument("run", type=click.Path(file_okay=False))
 @click.option("--sample", type=float, default=None, help="Re-count this fraction of the partitions with a result "
               "(drawn from --seed).")
-@click.option("--shards", "listed", default=None, metavar="LIST",
-              help="Re-count these partitions, e.g. 3,7,12-14 (formerly --partitions).")
+@click.option("--only", "listed", default=None, metavar="LIST", help="Re-count these partitions, e.g. 3,7,12-14.")
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="Seed of the sample (default: a random one, recorded).")
 @click.option("--id", "name", default=None, help="Go on with this verification (count what it has not yet).")
@@ -61,7 +60,7 @@ def verify(run: str, sample: float | None, listed: str | None, seed: int | None,
     from permenum.jobs import verify as v
 
     layout = existing_run(run)
-    new = {"--sample": sample, "--shards": listed, "--seed": seed, "--kernel": kernel, "--device": device,
+    new = {"--sample": sample, "--only": listed, "--seed": seed, "--kernel": kernel, "--device": device,
            "--reflect": reflect or None, "--count-nodes": count_nodes or None, "--counted-at": counted_at}
     given = [option for option, value in new.items() if value is not None]
     if (check or name) and given:
@@ -103,14 +102,14 @@ def _new_verification(layout: RunLayout, sample: float | None, listed: str | Non
     from permenum.ranges import expand_ranges
 
     if (sample is None) == (listed is None):
-        raise UserError("give --sample F or --shards LIST (or --id ID to go on with a verification, --check to "
+        raise UserError("give --sample F or --only LIST (or --id ID to go on with a verification, --check to "
                         "compare)")
     if listed is not None and seed is not None:
-        raise UserError("--seed draws a sample: not with --shards")
+        raise UserError("--seed draws a sample: not with --only")
     try:
         partitions = expand_ranges(listed) if listed is not None else None
     except ValueError as exc:
-        raise UserError(f"--shards: {exc}") from None
+        raise UserError(f"--only: {exc}") from None
     if not as_array:  # the device must exist here before anything is written (a node's is checked there)
         from permenum.solver.devices import select_devices
 
