@@ -26,6 +26,7 @@ from permenum.layout import RunLayout
 from permenum.records import ResultConflict, load_manifest, read_result, write_result
 from permenum.poolgen.write import PoolSettings, write_pool
 from permenum.ranges import compact_ranges
+from permenum.words import plural
 from tests.conftest import published
 
 
@@ -123,7 +124,8 @@ def test_ctrl_c_of_local_run_resumes_without_recomputing(tmp_path: Path) -> None
     assert "run it again" in err or "again to resume" in err
     stopped = {int(p.name[5:10]) for p in layout.checkpoints_dir.glob("*.ckpt")}
     assert stopped, "a partition should have been checkpointed mid-way"
-    assert f"partitions {compact_ranges(sorted(stopped))} checkpointed" in err, err  # only those that were (0-1)
+    named = f"{plural(len(stopped), 'partition', False)} {compact_ranges(sorted(stopped))} checkpointed"
+    assert named in err, err  # only those that were (0-1)
     done_before = {i for i in range(2) if layout.result_file(i).exists()}
     rerun = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=os.environ)
     assert rerun.returncode == 0, rerun.stderr
