@@ -140,14 +140,14 @@ def pipeline(specs: list[str], device: str, partitions: int) -> None:
                 wall = time.perf_counter() - t0
                 collected = permenum("collect", str(run))
                 if made.returncode or ran.returncode or collected.returncode:
-                    sys.exit(f"{spec} -P {parts} failed: {made.stderr[-800:]} {ran.stderr[-800:]} {collected.stdout[-800:]}")
+                    sys.exit(f"{spec} --num-partitions {parts} failed: {made.stderr[-800:]} {ran.stderr[-800:]} {collected.stdout[-800:]}")
                 ledger = pq.read_table(run / "ledger.parquet").to_pydict()
                 for log in sorted((run / "logs").glob("part-*.log"))[:3] + sorted((run / "logs").glob("part-*.log"))[-2:]:
                     print("  " + "\n  ".join(line.split("+00:00 ")[0][11:] + " " + line.split(": ", 1)[-1][-140:]
                                             for line in log.read_text().splitlines()))
                 rows.append((spec, parts, wall, sum(ledger["seconds_kernel"]),
                              "matches the published count" in collected.stdout))
-                print(f"{spec} -P {parts}: run {wall:.2f} s, kernel {rows[-1][3]:.2f} s", flush=True)
+                print(f"{spec} --num-partitions {parts}: run {wall:.2f} s, kernel {rows[-1][3]:.2f} s", flush=True)
     print(f"\n{'spec':12} {'P':>4} {'run s':>8} {'kernel s':>9} {'1-part kernel / run':>20} {'exact':>5}")
     for spec, parts, wall, kernel, exact in rows:
         single = next(k for s, p, _, k, _ in rows if s == spec and p == 1)

@@ -250,7 +250,7 @@ def live_claims(layout: RunLayout, partitions: Iterable[int]) -> dict[int, Holde
     """Which of ``partitions`` live tasks hold now, with the holder each file names (None: not written yet),
     for `status`: read without creating a file or taking a lock, since status may read a run it cannot
     write, and a lock taken only to look turns away a task claiming in that instant. A flock of this host
-    is listed in /proc/locks (Linux; elsewhere a holder named on this host whose pid is alive); another
+    is listed in /proc/locks (Linux), or its file names a live process of this host; another
     host's claim is alive while its heartbeat goes on (_foreign_alive)."""
     flocked = _flocked()
     held: dict[int, Holder | None] = {}
@@ -262,10 +262,10 @@ def live_claims(layout: RunLayout, partitions: Iterable[int]) -> dict[int, Holde
         try:
             st = os.fstat(fd)
             holder, _ = _named(fd)
-            if flocked is None:
-                here = holder is not None and holder.host == socket.gethostname() and _pid_alive(holder.pid)
-            else:
-                here = (st.st_dev, st.st_ino) in flocked
+            # /proc/locks may name another device than stat (overlayfs, btrfs subvolumes): a holder named on this
+            # host whose pid is alive holds it too (a claim let go is emptied first)
+            here = (flocked is not None and (st.st_dev, st.st_ino) in flocked) or (
+                holder is not None and holder.host == socket.gethostname() and _pid_alive(holder.pid))
             if here or _foreign_alive(fd, wait=False) is not None:
                 held[i] = holder
         finally:

@@ -52,7 +52,8 @@ def merge(layout: RunLayout, other: RunLayout) -> Merged:
     """Import ``other``'s results (and verifications) into ``layout``, each checked; see the module."""
     if other.root.resolve() == layout.root.resolve():
         raise UserError(f"{other.root} is this run itself: give another copy's directory")
-    other.confined(other.manifest, "its manifest")
+    for path in (other.manifest, other.verification_plan):  # a copy of a verification names its sample there
+        other.confined(path, f"its {path.name}")
     manifest, theirs = load_manifest(layout), load_manifest(other)
     check_same_run(manifest, theirs, other)
     merged = Merged()
@@ -88,11 +89,13 @@ IMPORT_THREADS = 16
 def _merge_results(layout: RunLayout, manifest: Manifest, other: RunLayout, merged: Merged) -> None:
     offered = other.with_result_file()
     partitions = [p for p in partition_scope(other, manifest) if p in offered]
-    with ThreadPoolExecutor(IMPORT_THREADS, thread_name_prefix="import") as pool:
-        outcomes = list(pool.map(partial(_import, layout, manifest, other), partitions))
-    for folder in (layout.results_dir, layout.solutions_dir):  # what landed is durable before it is reported
-        if "imported" in outcomes and folder.exists():
-            fsync_dir(folder)
+    try:
+        with ThreadPoolExecutor(IMPORT_THREADS, thread_name_prefix="import") as pool:
+            outcomes = list(pool.map(partial(_import, layout, manifest, other), partitions))
+    finally:  # what landed is durable before it is reported, or before a failed import's error is
+        for folder in (layout.results_dir, layout.solutions_dir):
+            if folder.exists():
+                fsync_dir(folder)
     for partition, outcome in zip(partitions, outcomes):
         if outcome == "imported":
             merged.imported.append(partition)
@@ -193,6 +196,8 @@ def _verification_here(layout: RunLayout, manifest: Manifest, source: RunLayout)
     """This run's copy of another site's verification: its manifest, plan and (reflected) partition files,
     copied into a staging directory, checked there (what is checked is what lands), then renamed into
     place; an existing copy must be of the same verification."""
+    for path in (source.manifest, source.verification_plan):
+        source.confined(path, "a verification file")
     target = layout.verification(source.root.name)
     if target.verification_plan.exists():
         if load_verification_plan(target).to_json() != load_verification_plan(source).to_json() or \
@@ -204,7 +209,7 @@ def _verification_here(layout: RunLayout, manifest: Manifest, source: RunLayout)
     try:
         staging.pool_dir.mkdir(parents=True)
         for path in (source.manifest, source.verification_plan):
-            write_new_file(staging.root / path.name, source.confined(path, "a verification file").read_bytes())
+            write_new_file(staging.root / path.name, path.read_bytes())
         plan, recounts = load_verification_plan(staging), load_manifest(staging)
         if plan.run_id != manifest.run_id:
             raise UserError(f"a verification of run {plan.run_id}, not of this run {manifest.run_id}")

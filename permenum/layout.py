@@ -9,6 +9,10 @@ from pathlib import Path
 
 from permenum.errors import UserError
 
+# A result kept aside in results/duplicates/: a later attempt's (part-NNNNN.attempt-K.json) or a refused import's
+# (part-NNNNN.imported-TAG.json); their solutions files end in .solutions.parquet and are not listed.
+_KEPT_RESULT = re.compile(r"part-(\d{5,})\.(attempt|imported)-(.+)\.json")
+
 # SLURM writes each array task's stdout+stderr to logs/<array job id>_<array task id>.out (%A_%a).
 _SLURM_LOG = re.compile(r"^(\d+)_(\d+)\.out$")
 # what follows part-NNNNN in the name of a partition's result, checkpoint and error record
@@ -149,10 +153,18 @@ class RunLayout:
     def duplicate_result_file(self, partition: int, attempt: int) -> Path:
         return self.results_dir / "duplicates" / f"{self.part_name(partition)}.attempt-{attempt}.json"
 
+    def kept_results(self) -> list[tuple[int, str, Path]]:
+        """The results kept aside in ``results/duplicates/`` (duplicate_result_file, refused_import_file), each
+        as (partition, "attempt" or "imported", path); a name of neither shape (a stray file) is left out."""
+        folder = self.results_dir / "duplicates"
+        if not folder.is_dir():
+            return []
+        found = ((_KEPT_RESULT.fullmatch(p.name), p) for p in sorted(folder.iterdir()))
+        return [(int(m[1]), m[2], p) for m, p in found if m is not None]
+
     def duplicated_partitions(self) -> set[int]:
-        """Partitions with a later attempt's result kept aside (duplicate_result_file's names)."""
-        found = (self.results_dir / "duplicates").glob("part-*.attempt-*.json")
-        return {int(p.name.split(".")[0].removeprefix("part-")) for p in found}
+        """Partitions with a later attempt's result kept aside."""
+        return {partition for partition, kind, _ in self.kept_results() if kind == "attempt"}
 
     def duplicate_solutions_file(self, partition: int, attempt: int) -> Path:
         """A duplicate attempt's arrays (the accepted result's solutions file is never replaced)."""

@@ -22,15 +22,14 @@ from typing import Any
 from permenum.atomic import quarantine, write_json_atomic
 from permenum.errors import UserError
 from permenum.layout import RunLayout
-from permenum.problems import get_problem
 from permenum.sealed import read_sealed
 
 MANIFEST_FORMAT = "permenum-pool/3"  # 3: sealed (the sha256 of its own content); 2: N-Queens absolute masks
 RESULT_FORMAT = "permenum-result/3"  # 3: whole counts (Costas classes counted once); 2: sealed
 FAILURE_FORMAT = "permenum-failure/1"
-_RUN_ID = re.compile(r"[0-9a-f]{32}")
+_RUN_ID = re.compile(r"[0-9a-f]{32}")  # uuid4().hex: it is embedded in job names and the batch script
 #: A partition's file as the pool writes it; a verification names the run's own as ``../../pool/...``
-_PARTITION_FILE = re.compile(r"(?:\.\./\.\./)?pool/part-(\d{5,})\.parquet")  # uuid4().hex: it is embedded in job names and the batch script
+_PARTITION_FILE = re.compile(r"(?:\.\./\.\./)?pool/part-(\d{5,})\.parquet")
 SHUFFLE = "fisher-yates (numpy PCG64 permutation)"  # how every pool so far was shuffled
 
 
@@ -109,9 +108,17 @@ class PartitionEntry:
     estimated_cost: float | None = None  # pools before cost estimates have none
 
     def path(self, layout: RunLayout) -> Path:
-        """The file in ``layout``'s pool, or in its run's (a verification's ``../../``), never by a link out of it."""
+        """The file in ``layout``'s pool, or in its run's where ``layout`` is a verification (``../../``), never
+        by a link out of it."""
+        self.check_place(layout)
         home = RunLayout(layout.root.parent.parent) if self.file.startswith("../") else layout
         return home.confined(layout.root / self.file, f"partition {self.index}'s file")
+
+    def check_place(self, layout: RunLayout) -> None:
+        """Refuse a name of the run's own files (``../../pool/...``) in a manifest that is not a verification's."""
+        if self.file.startswith("../") and layout.root.parent != RunLayout(layout.root.parent.parent).verifications_dir:
+            raise UserError(f"{layout.manifest}: partition {self.index}'s file {self.file} is outside the run (only a "
+                            "verification names its run's files): refused")
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -257,7 +264,10 @@ def not_a_run(layout: RunLayout) -> str:
 def load_manifest(layout: RunLayout) -> Manifest:
     if not layout.manifest.exists():
         raise UserError(not_a_run(layout))
-    return read_manifest(layout.manifest)
+    manifest = read_manifest(layout.manifest)
+    for entry in manifest.partitions:
+        entry.check_place(layout)
+    return manifest
 
 
 #: The manifests this process parsed, by path: the bytes each was verified from and what they hold.
@@ -468,6 +478,8 @@ class ResultRecord:
     def check_belongs(self, manifest: Manifest, partition: int, path: Path) -> None:
         """Refuse a result from another run or another pool (files must never be mixed), and one whose numbers
         cannot all be true: states other than its partition's rows, counts the symmetry rule cannot give."""
+        from permenum.problems import get_problem  # numpy's import: not at the start of every command
+
         if self.run_id != manifest.run_id:
             raise UserError(f"{path}: result belongs to run {self.run_id}, this pool is run {manifest.run_id}")
         entry = manifest.partition(partition)
@@ -610,8 +622,7 @@ def _check_solutions_seal(layout: RunLayout, record: ResultRecord) -> None:
 
 def attempts_so_far(layout: RunLayout, partition: int) -> int:
     """Finished attempts at this partition (accepted or duplicate), to number the next one."""
-    dup_dir = layout.results_dir / "duplicates"
-    dups = list(dup_dir.glob(f"{layout.part_name(partition)}.attempt-*.json")) if dup_dir.exists() else []
+    dups = [p for p, kind, _ in layout.kept_results() if p == partition and kind == "attempt"]
     return int(layout.result_file(partition).exists()) + len(dups)
 
 
@@ -620,17 +631,13 @@ def kept_conflicts(layout: RunLayout) -> dict[int, list[Path]]:
     as evidence (an attempt here, write_result; an import, `merge`): partition -> their files. One file or the
     other is wrong, and only a re-count tells which; an unreadable kept file is listed too."""
     kept: dict[int, list[Path]] = {}
-    folder = layout.results_dir / "duplicates"
-    for path in sorted(folder.glob("part-*.json")) if folder.is_dir() else []:
-        match = re.match(r"part-(\d+)\.(imported|attempt)-", path.name)
-        if match is None:
-            continue
+    for partition, kind, path in layout.kept_results():
         try:  # a refused import is a conflict by its name; an attempt's duplicate says whether it is one
-            conflict = match[2] == "imported" or _read_sealed(path, "kept result", RESULT_FORMAT).get("conflict") is True
+            conflict = kind == "imported" or _read_sealed(path, "kept result", RESULT_FORMAT).get("conflict") is True
         except UserError:
             conflict = True
         if conflict:
-            kept.setdefault(int(match[1]), []).append(path)
+            kept.setdefault(partition, []).append(path)
     return kept
 
 

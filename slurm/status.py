@@ -175,7 +175,8 @@ def classify(ev: Evidence) -> tuple[dict[str, list[int]], dict[int, list[str]], 
                 jobs[cat].add(job)
         else:
             why = _scheduler_evidence(ended.get(i, []))
-            if any(t.exit_code.startswith(f"{EXIT_INTERRUPTED}:") for t in ended.get(i, [])):
+            last = max(ended.get(i, []), key=lambda t: t.array_job_id, default=None)  # the newest job's end
+            if last is not None and last.exit_code.startswith(f"{EXIT_INTERRUPTED}:"):
                 k, n = ev.checkpoints.get(i, (0, 0))
                 why.insert(0, f"stopped, checkpointed at {k} of {n} states (resubmit resumes it)" if n
                            else "stopped before its first checkpoint")

@@ -236,6 +236,22 @@ def test_a_manifest_naming_a_file_outside_the_pool_is_refused(cli, tmp_path: Pat
     proc = cli("run", run)
     assert proc.returncode == 2 and "is not pool/part-00001.parquet" in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+    content["partitions"][1]["file"] = "../../pool/part-00001.parquet"  # a verification's name for its run's file
+    _write_sealed(run / "manifest.json", content)
+    proc = cli("run", run)
+    assert proc.returncode == 2 and "is outside the run" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and not (run / "results" / "part-00001.json").exists()
+
+
+def test_a_stray_name_among_the_kept_results_is_left_out(tmp_path: Path) -> None:
+    layout = RunLayout(tmp_path / "run")
+    kept = layout.results_dir / "duplicates"
+    kept.mkdir(parents=True)
+    for name in ("part-00003.attempt-2.json", "part-00004.imported-site.a-0123abcd.json", "part-1x.attempt-1.json",
+                 "part-00005.attempt-2.solutions.parquet", "notes.txt"):
+        (kept / name).write_text("{}")
+    assert [(p, kind) for p, kind, _ in layout.kept_results()] == [(3, "attempt"), (4, "imported")]
+    assert layout.duplicated_partitions() == {3}
 
 
 def _reseal(result: Path, **changes: object) -> None:

@@ -8,6 +8,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,6 +16,9 @@ from permenum.cli.common import err, layout, out
 from permenum.cli.options import (COUNT_RENAMED, WORKERS_HELP, PROBLEM, Argument, Renaming, num_partitions_option,
                                   pool_options, task_options)
 from permenum.cli.runner import print_collect, run_here, task_options as checked_options
+
+if TYPE_CHECKING:
+    from permenum.layout import RunLayout
 
 
 @click.command(cls=Renaming, renamed={**COUNT_RENAMED, "--run-dir": "RUN"}, short_help="Pool, run and collect PROBLEM N here.")
@@ -67,17 +71,27 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
 
             check_kernel(problem, kernel, settings.resolved_symmetry)
         devices.result()
-        rc = run_here(run, workers, options, prepare=lambda: write_pool(run, settings))  # pool: while workers start
+        try:
+            rc = run_here(run, workers, options, prepare=lambda: write_pool(run, settings))  # pool: while workers start
+        except OSError:  # a full disk mid-run (exit 74): what the other partitions counted stays, and is named
+            kept = _keep(run, tmp)
+            raise
         if rc == 0:
             rc = print_collect(run, show_ledger=tmp is None)  # a temporary run is deleted below
         # Ctrl-C, USR1, a time limit's TERM (75), a failed partition or a count that does not check out: the
         # messages above name the run (resume, `status`), so it stays; deleting it lost what was counted
-        kept = tmp is not None and rc != 0 and run.manifest.exists()
-        if kept:
-            err.print(f"kept the run in {shlex.quote(str(run.root))}: enumerate deletes its temporary directory only "
-                      f"after a success; `rm -r {shlex.quote(str(tmp))}` when done with it", markup=False)
+        kept = rc != 0 and _keep(run, tmp)
         out.print(f"whole command: {time.perf_counter() - t0:.2f} s")
         sys.exit(rc)
     finally:
         if tmp and not kept:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _keep(run: RunLayout, tmp: str | None) -> bool:
+    """Whether the temporary run outlives the command (it holds a pool, so work to resume), saying where."""
+    if tmp is None or not run.manifest.exists():
+        return False
+    err.print(f"kept the run in {shlex.quote(str(run.root))}: enumerate deletes its temporary directory only "
+              f"after a success; `rm -r {shlex.quote(str(tmp))}` when done with it", markup=False)
+    return True

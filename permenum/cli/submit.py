@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from permenum.errors import UserError
 from permenum.cli.common import err, existing_run, out, shard_set, slurm_backend, slurm_errors
 from permenum.cli.options import ONLY_RENAMED, SBATCH_RENAMED, Renaming, only_option, sbatch_options, task_options
 from permenum.slurm.script import DEFAULT_SIGNAL_SECONDS
@@ -81,6 +82,8 @@ def _dry_run(layout: "RunLayout", options: "SbatchOptions", force: bool, chosen:
     except SlurmCommandError as exc:
         return (f"dry run: SLURM could not be asked which partitions to submit and its MaxArraySize, so the "
                 f"sbatch commands are not shown: {exc.summary()}")
+    except UserError as exc:  # the real submit would refuse (partitions queued, a busy run): the script still shows
+        return f"dry run: the submission would be refused: {exc}"
     return outcome.message
 
 
