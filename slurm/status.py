@@ -78,7 +78,8 @@ class StatusReport:
 
     @property
     def queued(self) -> list[int]:
-        return sorted(self.states["pending"] + self.states["running"])
+        """The partitions SLURM holds: pending, or running under a job (a local process's are not queued)."""
+        return sorted(set(self.states["pending"] + self.states["running"]) - set(self.local))
 
     def states_within(self, shards: list[int]) -> dict[str, list[int]]:
         """Each state's partitions among ``shards`` (a site's share of the pool)."""

@@ -36,12 +36,13 @@ def partition_states(report: dict[str, Any]) -> dict[str, list[int]]:
 
 
 def wait_idle(cli, info: cluster.ClusterInfo, run: Path, deadline_s: float = JOB_DEADLINE) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    """Poll `permenum status` until none of the run's partitions is pending or running (bounded)."""
+    """Poll `permenum status` until none of the run's partitions is pending or running under SLURM (bounded): a
+    partition a local process holds (`running_local`) is no SLURM task's."""
     deadline = time.monotonic() + deadline_s
     while True:
         report = status(cli, info, run)
         states = partition_states(report)
-        if not states["pending"] and not states["running"]:
+        if not states["pending"] and not set(states["running"]) - set(report.get("running_local", [])):
             return report
         if time.monotonic() > deadline:
             pytest.fail(f"still queued after {deadline_s}s: {states}\n{slurm(info, 'squeue', '-a')}")

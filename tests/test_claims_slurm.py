@@ -24,12 +24,16 @@ def test_a_slurm_task_leaves_a_partition_a_local_task_counts(slurm_cluster: clus
     run = tmp_path / "held 'run'"
     cli("pool", "nqueens", 8, run, "--num-partitions", 2, check=True)
     layout = RunLayout(run)
+    cli("submit", run, "--sbatch-arg=--hold", env=slurm_cluster.env, check=True)  # both, before the claim
+    job = submissions(run)[0]["job_id"]
     holder = _holder(run, 0)
     try:
-        cli("submit", run, env=slurm_cluster.env, check=True)
+        proc = cli("submit", run, env=slurm_cluster.env)  # partition 0 is counted here, 1 is queued: nothing to add
+        assert proc.returncode == 0 and "nothing to submit" in proc.stdout, proc.stdout + proc.stderr
+        slurm(slurm_cluster, "scontrol", "release", str(job))
         report = wait_idle(cli, slurm_cluster, run)
         assert partition_states(report)["done"] == [1], report
-        job = submissions(run)[0]["job_id"]
+        assert partition_states(report)["running"] == [0] and report["running_local"] == [0], report  # its holder
         said = (layout.logs_dir / f"{job}_0.out").read_text()
         assert f"partition 0 is being counted by pid {holder.pid} on " in said and "left to it" in said, said
         assert not layout.failure_file(0).exists() and not layout.result_file(0).exists()
@@ -37,6 +41,7 @@ def test_a_slurm_task_leaves_a_partition_a_local_task_counts(slurm_cluster: clus
         holder.send_signal(signal.SIGKILL)
         holder.wait()
     cli("resubmit", run, env=slurm_cluster.env, check=True)  # its holder gone, the partition is counted
+    slurm(slurm_cluster, "scontrol", "release", str(submissions(run)[-1]["job_id"]))  # it keeps the submit's --hold
     report = wait_idle(cli, slurm_cluster, run)
     assert partition_states(report)["done"] == [0, 1], report
     assert f"total {published('nqueens_total', 8)} " in cli("collect", run, check=True).stdout

@@ -38,7 +38,7 @@ def cluster() -> None:
 @click.option("--cpus", type=click.IntRange(min=1), default=None, help="CPUs the node offers (default: all of this machine's).")
 @click.option("--max-array-size", type=click.IntRange(min=1), default=1001, show_default=True,
               help="SLURM's MaxArraySize (array indices must be below it).")
-@click.option("--gpus", "gpus", type=click.Choice(["auto", "none"]), default="auto", show_default=True,
+@click.option("--node-gpus", "gpus", type=click.Choice(["auto", "none"]), default="auto", show_default=True,
               help="Declare the node's GPUs (/dev/nvidiaN, or nvidia-smi -L) as gres/gpu, or none.")
 @click.option("--gpu-confinement", type=click.Choice(["auto", "cgroup", "none"]), default="auto", show_default=True,
               help="Confine each job to its GPUs with cgroup v2 (auto: where cgroup v2 is usable); "

@@ -109,6 +109,9 @@ NAMES: dict[str, tuple[str | None, str]] = {
     "--state-dir": (None, "the private cluster's state directory"),
     "--cpus": (None, "CPUs the private cluster's node offers"),
     "--max-array-size": (None, "the private cluster's MaxArraySize"),
+    "--node-gpus": (None, "whether the private cluster's node offers its GPUs as gres/gpu"),
+    "--gpu-confinement": (None, "how the private cluster confines a job to its GPUs"),
+    "--prefix": (None, "where SLURM and munge were unpacked (dpkg -x)"),
 }
 
 
