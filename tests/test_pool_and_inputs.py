@@ -83,7 +83,7 @@ def test_bad_inputs(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def
     _one_line_error(cli("task", run, "--index", 2), "missing")
     assert cli("run", run).returncode == 1  # partition 2 fails, the others finish
     proc = cli("collect", run)
-    assert proc.returncode == 1 and "have no result: 2" in proc.stderr
+    assert proc.returncode == 1 and "1 partition has no result: 2" in proc.stderr
     notapool = tmp_path / "notapool"
     notapool.mkdir()
     (notapool / "precious.txt").write_text("keep me")
