@@ -1,4 +1,4 @@
-// Costas-array search orders, node counts (placements tried) against costas_ref.c's fc (issue 37, session 21;
+// Costas-array search orders, node counts (placements tried) against costas_ref.c's fc (issue 37, 2026-11-26 at d41c09a;
 // figures in bench/NOTES.md):
 //   gcc -O3 -march=native -o /tmp/costas_orders bench/costas_orders.c && /tmp/costas_orders N VARIANT [MODE] [part=R]
 //   e.g. /tmp/costas_orders 14 mrv+rankmid+inc centre   (the fastest per node; +inc: see search_inc)

@@ -141,8 +141,8 @@ __kernel void costas_dfs(const uint n, const uint depth, const uint nstates,
 // the build is for n == NMAX and one state depth d == MIN_DEPTH; n_ is unused): D[e] as one 64-bit mask
 // (bit displacement + n-1) of the displacements among columns before k, back[e] the row of column k - e,
 // ahead[e] the domain of column k + e. A state's search places columns d..n-1, so no column is more than
-// NE = n-1-d ahead of the one being placed: a pass looks at NE distances, not n-1 (session 17). No step
-// asks whether a column exists (session 16, H100 order 20: 22.6 s -> 13.7 s):
+// NE = n-1-d ahead of the one being placed: a pass looks at NE distances, not n-1 (2026-11-24 at 0768086). No step
+// asks whether a column exists (2026-11-24 at d318be7, H100 order 20: 22.6 s -> 13.7 s):
 // - the new displacement at distance e is the one row 2v - back[e] (three dots equally spaced), so the
 //   check reads D[e] as it is and D[e] takes column k's displacements only when the node lives;
 // - back[e] of a column before 0 is SENT (63): its row 2v - 63 is no row and its bit (1 << (v+n-1)) >> 63

@@ -270,7 +270,7 @@ __kernel void nqueens_dsl(const uint n, const uint depth, const uint nstates,
 // BORDER (the dihedral mode; the prepare kernel's TABLE layout): each level's squares attacked by the
 // queens below row0 (and the side columns they hold) are written once per state into a __local table
 // tab[level * WG] (~full included), read once per pass (per-pass event selects instead, the retired
-// `skip-ev`, session 4: N=19 0.389 s vs 0.333 s). A side queen's own row is blocked everywhere but its
+// `skip-ev`, 2026-11-23 at ca88920: N=19 0.389 s vs 0.333 s). A side queen's own row is blocked everywhere but its
 // square (~1u or ~hi): it is placed there like any other queen, its column and downward lines then
 // follow through cols, ld and rd.
 #ifndef BORDER
