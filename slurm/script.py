@@ -77,11 +77,19 @@ class SbatchOptions:
     signal_seconds: int = DEFAULT_SIGNAL_SECONDS
     #: What every `permenum task` of the array is told (--device, --kernel, ...); None: the task's defaults.
     task: TaskOptions | None = None
+    #: An array of this many workers, each counting the submitted partitions until none is left (jobs.pull);
+    #: None: one array task a partition.
+    workers: int | None = None
 
     def validate(self) -> None:
         """Refuse bad values before anything is written or submitted."""
         if self.throttle is not None and self.throttle < 1:
             raise UserError(f"--throttle must be at least 1 (got {self.throttle})")
+        if self.workers is not None and self.workers < 1:
+            raise UserError(f"--workers must be at least 1 (got {self.workers})")
+        if self.workers is not None and self.throttle is not None:
+            raise UserError("--workers and --throttle: a worker array runs its W tasks at once and is throttled by "
+                            "W itself; give one of them")
         if self.gpus_per_task is not None and self.gpus_per_task < 1:
             raise UserError(f"--gpus-per-task must be at least 1 (got {self.gpus_per_task})")
         if self.time is not None and not _TIME.fullmatch(self.time):
@@ -173,9 +181,10 @@ def render(layout: RunLayout, job_name: str, num_partitions: int, options: Sbatc
     """The sbatch script text; no I/O, so it is compared with a saved copy in the tests."""
     check_run_path(layout)
     q = shlex.quote
+    tasks = options.workers or num_partitions
     directives = [
         f"--job-name={q(job_name)}",
-        f"--array={array_spec(list(range(num_partitions)), options.throttle)}",
+        f"--array={array_spec(list(range(tasks)), options.throttle)}",
         f"--output={q(str(layout.slurm_log_pattern))}",
         f"--signal=B:USR1@{options.signal_seconds}",
         "--requeue",
@@ -190,28 +199,47 @@ def render(layout: RunLayout, job_name: str, num_partitions: int, options: Sbatc
     if options.gpus_per_task:
         directives.append(f"--gres=gpu:{options.gpus_per_task}")
     directives.extend(quote_option(a) for a in options.extra)
-    task = ["permenum", "task", q(str(layout.root)), "--index", '"$partition"', *task_args(options.task)]
     lines = [
         "#!/bin/bash",
         comment_line(title),
-        "# Rendered by `permenum submit`. Partition = array index + the offset given as the script's argument",
-        "# (default 0; `submit` and `resubmit` hand one beyond the cluster's MaxArraySize and record it, and",
-        "# `status` reads it there): `sbatch --array=<partitions> <this file>` runs those partitions.",
+        *(_WORKERS_HEAD if options.workers else _PARTITION_HEAD),
         *(f"#SBATCH {d}" for d in directives),
         "",
         "# SLURM may send --signal's USR1 up to a minute early, even as the element starts: until the task's",
         "# handler is in place an early USR1 is ignored, not fatal (the time limit's TERM still stops the task).",
         "trap '' USR1",
-        ': "${SLURM_ARRAY_TASK_ID:?submit this script as an array job: sbatch --array=... (index = partition)}"',
-        'offset=${1:-0}',
-        '[[ $offset =~ ^[0-9]+$ ]] || { echo "permenum: the argument must be a partition offset, got \'$offset\'" >&2; exit 2; }',
-        "partition=$((SLURM_ARRAY_TASK_ID + 10#$offset))  # 10#: a leading zero is not octal",
+        *(_WORKERS_ARGUMENT if options.workers else _PARTITION_ARGUMENT),
         "# The permenum installation that rendered this script (compute nodes may have none on PATH).",
         f'export PATH={q(str(bin_dir))}:"$PATH"',
-        ('echo "permenum: partition $partition, job ${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}'
-         ' on $(hostname) at $(date -Is)"'),
+        ('echo "permenum: ' + ("worker over partitions $partitions" if options.workers else "partition $partition")
+         + ', job ${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID} on $(hostname) at $(date -Is)"'),
         "# exec: the task is the batch shell itself, so it receives USR1 before the time limit.",
-        "exec " + " ".join(task),
+        "exec " + " ".join(["permenum", "task", q(str(layout.root)),
+                            *(["--only", '"$partitions"'] if options.workers else ["--index", '"$partition"']),
+                            *task_args(options.task)]),
         "",
     ]
     return "\n".join(lines)
+
+
+_PARTITION_HEAD = (
+    "# Rendered by `permenum submit`. Partition = array index + the offset given as the script's argument",
+    "# (default 0; `submit` and `resubmit` hand one beyond the cluster's MaxArraySize and record it, and",
+    "# `status` reads it there): `sbatch --array=<partitions> <this file>` runs those partitions.",
+)
+_PARTITION_ARGUMENT = (
+    ': "${SLURM_ARRAY_TASK_ID:?submit this script as an array job: sbatch --array=... (index = partition)}"',
+    'offset=${1:-0}',
+    '[[ $offset =~ ^[0-9]+$ ]] || { echo "permenum: the argument must be a partition offset, got \'$offset\'" >&2; exit 2; }',
+    "partition=$((SLURM_ARRAY_TASK_ID + 10#$offset))  # 10#: a leading zero is not octal",
+)
+_WORKERS_HEAD = (
+    "# Rendered by `permenum submit --workers`. Each array task is a worker: it counts the partitions given as",
+    "# the script's argument (e.g. 0-63 or 3,7,12-14) that have no result, one after another, each under its claim,",
+    "# until none is left: `sbatch --array=0-<W-1> <this file> <partitions>` runs those partitions on W workers.",
+)
+_WORKERS_ARGUMENT = (
+    ': "${SLURM_ARRAY_TASK_ID:?submit this script as an array job: sbatch --array=0-<W-1> <this file> <partitions>}"',
+    'partitions=${1:?give the partitions to count as the argument, e.g. 0-63}',
+    '[[ $partitions =~ ^[0-9,-]+$ ]] || { echo "permenum: the argument must be a list of partitions, got \'$partitions\'" >&2; exit 2; }',
+)

@@ -44,7 +44,7 @@ from permenum.signals import EXIT_INTERRUPTED
 from permenum.slurm.backend import Backend
 from permenum.slurm.queue import TaskState
 from permenum.slurm.script import job_name
-from permenum.slurm.submissions import array_offsets, latest_submission
+from permenum.slurm.submissions import array_offsets, latest_submission, worker_arrays
 
 STATES = ("done", "running", "pending", "failed", "missing")
 #: The report's scheduler source for a local run.
@@ -284,15 +284,17 @@ def gather(layout: RunLayout, backend: Backend | None, backend_note: str = "") -
     # the scheduler first: a task that ends meanwhile has its result by the time the results are read
     view = NO_SCHEDULER if backend is None else ask_scheduler(backend, name, manifest, backend_note)
     offsets = array_offsets(layout)  # after the queue: every job it lists has its line by now
+    workers = worker_arrays(layout)
+    queue, ended = spread_workers(view.queue, view.ended, workers)
     scan = scan_results(layout, manifest)
     done = set(scan.done)
     scope = partition_scope(layout, manifest)
     not_done = [i for i in scope if i not in done]
     errors = _error_records(layout, not_done)
-    logs = _latest_logs(layout, set(not_done), offsets)
+    logs = _latest_logs(layout, set(not_done), offsets, set(workers))
     claims = live_claims(layout, not_done)
     progress = run_progress(layout, manifest, scan.done)
-    ev = Evidence(manifest.num_partitions, done, _placed(view.queue, offsets), _placed(view.ended, offsets), errors,
+    ev = Evidence(manifest.num_partitions, done, _placed(queue, offsets), _placed(ended, offsets), errors,
                   {i: (p, _last_line(p)) for i, p in logs.items()}, scan.damaged, submitted,
                   None if len(scope) == manifest.num_partitions else scope, claims, progress.partial,
                   layout.duplicated_partitions())
@@ -310,8 +312,30 @@ def gather(layout: RunLayout, backend: Backend | None, backend_note: str = "") -
 
 
 def _placed(records: list[TaskState], offsets: dict[int, int]) -> list[TaskState]:
-    """Each array task with the offset its job's script was handed (none for a job submitted by hand)."""
-    return [replace(t, offset=offsets.get(t.array_job_id, 0)) for t in records]
+    """Each array task with the offset its job's script was handed (none for a job submitted by hand; a
+    worker array's tasks are placed already: spread_workers)."""
+    return [t if t.offset else replace(t, offset=offsets.get(t.array_job_id, 0)) for t in records]
+
+
+def spread_workers(queue: list[TaskState], ended: list[TaskState],
+                   workers: dict[int, list[int]]) -> tuple[list[TaskState], list[TaskState]]:
+    """A worker array's tasks (`submit --workers`) as the partitions they count, each placed at its partition
+    (offset = partition - index): while any of its workers is queued, every one of its partitions is pending
+    (a live claim says which run); once all have ended, each partition stands with the telling end of the
+    workers (an exit 75: stopped with a checkpoint; a failure; else any), for classify to judge."""
+    plain_queue = [t for t in queue if t.array_job_id not in workers]
+    plain_ended = [t for t in ended if t.array_job_id not in workers]
+    for job, partitions in workers.items():
+        held = [t for t in queue if t.array_job_id == job]
+        if held:
+            plain_queue += [replace(held[0], state="PENDING", offset=p - held[0].index) for p in partitions]
+            continue
+        over = [t for t in ended if t.array_job_id == job]
+        if not over:
+            continue
+        telling = max(over, key=lambda t: (t.exit_code.startswith(f"{EXIT_INTERRUPTED}:"), t.category == "failed"))
+        plain_ended += [replace(t, offset=p - t.index) for t in over if t.index == telling.index for p in partitions]
+    return plain_queue, plain_ended
 
 
 def _since(manifest: Manifest) -> str:
@@ -339,9 +363,13 @@ def _error_records(layout: RunLayout, partitions: Iterable[int]) -> dict[int, st
     return out
 
 
-def _latest_logs(layout: RunLayout, partitions: set[int], offsets: dict[int, int]) -> dict[int, Path]:
+def _latest_logs(layout: RunLayout, partitions: set[int], offsets: dict[int, int],
+                 workers: set[int]) -> dict[int, Path]:
+    """Partition -> the log of its latest array task (a worker's log is of many partitions: not one's)."""
     latest: dict[int, Path] = {}
     for job, index, path in layout.slurm_logs():  # oldest job first: later ones win
+        if job in workers:
+            continue
         partition = index + offsets.get(job, 0)
         if partition in partitions:
             latest[partition] = path

@@ -44,14 +44,33 @@ def _offset(record: dict[str, Any]) -> int:
     return offset if isinstance(offset, int) and offset >= 0 else 0
 
 
+def _workers(record: dict[str, Any]) -> int | None:
+    workers = record.get("workers")
+    return workers if type(workers) is int and workers > 0 else None
+
+
 def array_offsets(layout: RunLayout) -> dict[int, int]:
-    """Array job -> the offset its script was handed (partition = array index + offset)."""
+    """Array job -> the offset its script was handed (partition = array index + offset); worker arrays,
+    whose indices are no partitions, are in worker_arrays."""
     return {record["job_id"]: _offset(record) for record in read_submissions(layout)
-            if isinstance(record.get("job_id"), int)}
+            if isinstance(record.get("job_id"), int) and _workers(record) is None}
+
+
+def worker_arrays(layout: RunLayout) -> dict[int, list[int]]:
+    """Worker array job (`submit --workers`) -> the partitions its workers count."""
+    out: dict[int, list[int]] = {}
+    for record in read_submissions(layout):
+        if isinstance(record.get("job_id"), int) and _workers(record) is not None:
+            try:
+                out[record["job_id"]] = expand_ranges(str(record.get("partitions", "")))
+            except ValueError:
+                continue
+    return out
 
 
 def latest_submission(layout: RunLayout) -> dict[int, str]:
-    """Partition -> the array task (``JOB_INDEX``) of the latest submission that covered it."""
+    """Partition -> the array task (``JOB_INDEX``) of the latest submission that covered it (a worker array's
+    ``JOB_[0-W]``: any of its workers)."""
     out: dict[int, str] = {}
     for record in read_submissions(layout):
         job, spec = record.get("job_id"), str(record.get("array", "")).partition("%")[0]
@@ -59,10 +78,12 @@ def latest_submission(layout: RunLayout) -> dict[int, str]:
             continue  # a dry run, or a line permenum did not write: it says nothing of a job
         try:
             indices = expand_ranges(spec)
+            workers = _workers(record)
+            placed = ({p: f"{job}_[{spec}]" for p in expand_ranges(str(record.get("partitions", "")))} if workers
+                      else {index + _offset(record): f"{job}_{index}" for index in indices})
         except ValueError:
             continue
-        for index in indices:
-            out[index + _offset(record)] = f"{job}_{index}"
+        out.update(placed)
     return out
 
 
@@ -71,6 +92,15 @@ def last_throttle(layout: RunLayout) -> int | None:
     for record in reversed(read_submissions(layout)):
         if record.get("throttle"):
             return int(record["throttle"])
+    return None
+
+
+def last_workers(layout: RunLayout) -> int | None:
+    """The workers of the run's latest `submit` (its script is then a worker script), None for one array task
+    a partition."""
+    for record in reversed(read_submissions(layout)):
+        if record.get("kind") == "submit" and record.get("job_id"):
+            return _workers(record)
     return None
 
 

@@ -34,8 +34,13 @@ from permenum.slurm.commands import SlurmCommandError
 from permenum.slurm.queue import array_spec
 from permenum.slurm.script import SbatchOptions, entry_point_dir, job_name, render
 from permenum.slurm.status import StatusReport, gather
-from permenum.slurm.submissions import append_submission, last_throttle, site_shards
+from permenum.slurm.submissions import append_submission, last_throttle, last_workers, site_shards
 from permenum.task_options import TaskOptions
+
+
+#: The longest list of partitions handed a worker array as its script's argument (a command line holds 128 KiB
+#: an argument; SLURM keeps it in the job's record).
+MAX_WORKER_LIST = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -49,17 +54,30 @@ class Outcome:
 
 @dataclass(frozen=True)
 class ArrayPlan:
-    """One sbatch array: partition = index + offset; the offset is the script's argument (none when 0)."""
+    """One sbatch array: partition = index + offset; the offset is the script's argument (none when 0). Of
+    ``workers`` tasks instead (`submit --workers`): each counts ``partitions``, the script's argument, until
+    none is left (jobs.pull)."""
 
     offset: int
     partitions: list[int]
+    workers: int | None = None
 
     @property
     def indices(self) -> list[int]:
+        if self.workers:
+            return list(range(self.workers))
         return [p - self.offset for p in self.partitions]
+
+    @property
+    def script_args(self) -> list[str]:
+        if self.workers:
+            return [compact_ranges(self.partitions)]
+        return [str(self.offset)] if self.offset else []
 
     def describe(self, throttle: int | None) -> str:
         spec = f"--array={array_spec(self.indices, throttle)}"
+        if self.workers:
+            return f"{spec}: {self.workers} workers over partitions {compact_ranges(self.partitions)}"
         return f"{spec} with offset {self.offset} (partitions {compact_ranges(self.partitions)})" if self.offset else spec
 
 
@@ -128,7 +146,7 @@ def _submit(layout: RunLayout, backend: Backend, options: SbatchOptions, force: 
         which = f"partitions {compact_ranges(shards)}" if shards is not None else "partitions"
         return Outcome(f"nothing to submit: the {which} have results or are pending or running", []), report
     _refuse_while_queued(report, force, "submit")
-    plans = plan_arrays(todo, backend.config())
+    plans = plan_arrays(todo, backend.config(), options.workers)
     if dry_run:
         return Outcome(dry_run_message(layout, backend, plans, options.throttle), todo), report
     # the script replaces the last one only once sbatch accepted it: `resubmit` must not inherit rejected options
@@ -177,9 +195,11 @@ def _resubmit(layout: RunLayout, backend: Backend, include_missing: bool, force:
     _refuse_while_queued(report, force, "resubmit")
     if not layout.sbatch_script.exists():
         raise UserError(f"{layout.sbatch_script} does not exist: run `permenum submit {layout.root}` first")
-    if throttle is None:
+    workers = last_workers(layout)  # the run's script is a worker script where the latest submit made one
+    if throttle is None and workers is None:
         throttle = last_throttle(layout)
-    plans = plan_arrays(sorted(todo), backend.config())
+    SbatchOptions(throttle=throttle, workers=workers).validate()
+    plans = plan_arrays(sorted(todo), backend.config(), workers)
     if dry_run:
         return Outcome(dry_run_message(layout, backend, plans, throttle), sorted(todo)), report
     return _submit_arrays(layout, backend, plans, throttle, "resubmit", None, shards=shards), report
@@ -195,13 +215,23 @@ def _refuse_while_queued(report: StatusReport, force: bool, verb: str) -> None:
         f"{verb} the others now")
 
 
-def plan_arrays(partitions: list[int], config: dict[str, str]) -> list[ArrayPlan]:
+def plan_arrays(partitions: list[int], config: dict[str, str], workers: int | None = None) -> list[ArrayPlan]:
     """The arrays to submit: one with index = partition whenever all fit below the cluster's MaxArraySize
-    (read, not assumed: sites change it), else as few as can be, each starting at its first partition."""
+    (read, not assumed: sites change it), else as few as can be, each starting at its first partition.
+    With ``workers``: one array of that many workers (no more than the partitions) over all of them."""
     raw = config.get("MaxArraySize", "")
     if not raw.isdigit() or int(raw) < 1:
         raise UserError(f"cannot read MaxArraySize from `scontrol show config` (got {raw!r})")
     limit = int(raw)
+    if workers:
+        workers = min(workers, len(partitions))
+        if workers > limit:
+            raise UserError(f"--workers {workers} is more array tasks than the cluster's MaxArraySize={limit}")
+        if len(compact_ranges(partitions)) > MAX_WORKER_LIST:
+            raise UserError(f"the {len(partitions)} partitions to submit are too scattered to hand a worker array as "
+                            f"one argument ({len(compact_ranges(partitions))} characters); submit them with --only in "
+                            "a few ranges, or without --workers")
+        return [ArrayPlan(0, partitions, workers)]
     if not partitions or max(partitions) < limit:
         return [ArrayPlan(0, partitions)]
     plans: list[ArrayPlan] = []
@@ -215,9 +245,10 @@ def plan_arrays(partitions: list[int], config: dict[str, str]) -> list[ArrayPlan
 
 def sbatch_args(plan: ArrayPlan, throttle: int | None, before: str | None) -> tuple[list[str], list[str]]:
     """sbatch's options and the script's arguments for one array: its ``--array``; with a throttle, a
-    dependency on the array ``before`` it (its job id), so the throttle holds for the run; its offset."""
+    dependency on the array ``before`` it (its job id), so the throttle holds for the run; its offset (a
+    worker array's: its partitions)."""
     chained = [f"--dependency=afterany:{before}"] if throttle and before else []
-    return [f"--array={array_spec(plan.indices, throttle)}", *chained], [str(plan.offset)] if plan.offset else []
+    return [f"--array={array_spec(plan.indices, throttle)}", *chained], plan.script_args
 
 
 def dry_run_message(layout: RunLayout, backend: Backend, plans: list[ArrayPlan], throttle: int | None) -> str:
@@ -256,7 +287,9 @@ def _submit_arrays(layout: RunLayout, backend: Backend, plans: list[ArrayPlan], 
                             f"`permenum {kind} --force {layout.root}` submits the rest") from None
         script = None  # accepted: the candidate is now the run's script
     partitions = [p for plan in plans for p in plan.partitions]
-    if len(plans) == 1:
+    if plans[0].workers:
+        message = f"submitted job {submitted[0].job_id}: {plans[0].describe(throttle)} ({len(partitions)} partitions)"
+    elif len(plans) == 1:
         message = f"submitted job {submitted[0].job_id}: {plans[0].describe(throttle)} ({len(partitions)} partitions)"
     else:
         arrays = ", ".join(f"job {s.job_id} {plan.describe(throttle)}" for s, plan in zip(submitted, plans))
@@ -284,6 +317,7 @@ def _submit_array(layout: RunLayout, backend: Backend, plan: ArrayPlan, throttle
         "offset": plan.offset,
         "partitions": compact_ranges(plan.partitions),
         "throttle": throttle,
+        "workers": plan.workers,
         "command": submitted.command,
         "script": str(layout.sbatch_script),
     }

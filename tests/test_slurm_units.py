@@ -23,7 +23,7 @@ from permenum.slurm.queue import TaskState
 from permenum.slurm.queue import parse_key_values
 from permenum.slurm.requeue import classify_end
 from permenum.slurm.script import SbatchOptions, check_sbatch_arg, render
-from permenum.slurm.status import Evidence, classify
+from permenum.slurm.status import Evidence, classify, spread_workers
 from permenum.slurm.submit import plan_arrays
 
 DATA = Path(__file__).parent / "data"
@@ -472,3 +472,51 @@ def test_a_dry_run_shows_the_sbatch_commands_the_submission_runs_past_max_array_
     assert shown == ran and len(ran) == 20
     assert ran[1].endswith(f"--array=0-1000%4 --dependency=afterany:501 {shlex.quote(str(layout.sbatch_script))} 1001")
     assert said[-1].endswith("# JOB20: partitions 19019-19999") and "--array=0-980%4" in said[-1]
+
+
+def test_worker_script_hands_its_list_to_the_task_and_refuses_anything_else(tmp_path: Path) -> None:
+    """`submit --workers`: each array task runs `permenum task RUN --only LIST` with the list the script is handed."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    argv_file = tmp_path / "argv.json"
+    fake = bin_dir / "permenum"
+    fake.write_text(f"#!/usr/bin/env python3\nimport json, sys\njson.dump(sys.argv[1:], open({str(argv_file)!r}, 'w'))\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    run = tmp_path / "it's a run"
+    script = tmp_path / "array.sbatch"
+    text = _render(run, bin_dir, SbatchOptions(workers=4, task=TASK))
+    assert "#SBATCH --array=0-3\n" in text and "submit --workers" in text
+    script.write_text(text)
+    env = {**os.environ, "SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_JOB_ID": "12", "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run(["bash", str(script), "0-63,70"], env=env, capture_output=True, text=True, timeout=30,
+                          check=False)
+    assert proc.returncode == 0 and "worker over partitions 0-63,70, job 12_2" in proc.stdout, proc.stderr
+    assert json.loads(argv_file.read_text())[:4] == ["task", str(run), "--only", "0-63,70"]
+    argv_file.unlink()
+    for bad in ("", "0-3; touch x", "$(touch x)"):
+        proc = subprocess.run(["bash", str(script), bad], env=env, capture_output=True, text=True, timeout=30,
+                              check=False, cwd=tmp_path)
+        assert proc.returncode != 0 and not argv_file.exists() and not (tmp_path / "x").exists(), proc.stderr
+
+
+def test_workers_and_throttle_are_one_or_the_other() -> None:
+    with pytest.raises(UserError, match="--workers and --throttle"):
+        SbatchOptions(workers=2, throttle=2).validate()
+    with pytest.raises(UserError, match="--workers must be at least 1"):
+        SbatchOptions(workers=0).validate()
+    (plan,) = plan_arrays([3, 5, 6, 7], {"MaxArraySize": "5"}, workers=8)
+    assert (plan.workers, plan.indices, plan.script_args) == (4, [0, 1, 2, 3], ["3,5-7"])  # never more than partitions
+
+
+def test_a_worker_arrays_tasks_stand_for_its_partitions() -> None:
+    """While any worker is queued, each of its partitions is pending; once all ended, each partition stands with
+    the telling end (the worker that stopped with a checkpoint), and a plain array's tasks stay as they are."""
+    queued = [TaskState(40, 1, "RUNNING", "squeue"), TaskState(41, 3, "PENDING", "squeue")]
+    queue, ended = spread_workers(queued, [], {40: [5, 6, 9]})
+    assert sorted((t.partition, t.state, t.array_job_id) for t in queue) == [
+        (3, "PENDING", 41), (5, "PENDING", 40), (6, "PENDING", 40), (9, "PENDING", 40)] and not ended
+    over = [TaskState(40, 0, "COMPLETED", "scontrol", exit_code="0:0"),
+            TaskState(40, 1, "CANCELLED", "scontrol", exit_code="75:0"), TaskState(40, 1, "CANCELLED", "sacct")]
+    queue, ended = spread_workers([], over, {40: [5, 6]})
+    assert not queue and sorted((t.partition, t.slurm_id, t.source) for t in ended) == [
+        (5, "40_1", "sacct"), (5, "40_1", "scontrol"), (6, "40_1", "sacct"), (6, "40_1", "scontrol")]

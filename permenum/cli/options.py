@@ -73,7 +73,7 @@ NAMES: dict[str, tuple[str | None, str]] = {
     # devices and counting
     "--device": ("-d", "the OpenCL device(s) to count on"),
     "--kernel": ("-k", "the kernel variant that counts"),
-    "--workers": ("-w", "local workers, each counting one partition at a time"),
+    "--workers": ("-w", "workers, each counting one partition at a time (processes here; array tasks with submit)"),
     "--count-nodes": (None, "also count the search nodes visited"),
     "--chunk-seconds": (None, "bound on one kernel launch, a checkpoint after each"),
     "--max-seconds": (None, "stop once this attempt has run this long"),
@@ -230,10 +230,10 @@ def num_partitions_option(help: str, default: int | None) -> Callable[[F], F]:
                         show_default=default is not None, metavar="COUNT", help=help)
 
 
-def index_option(help: str, type: click.ParamType) -> Callable[[F], F]:
+def index_option(help: str, type: click.ParamType, required: bool = True) -> Callable[[F], F]:
     """``-i/--index I``: the one partition (`task`) or search task (`search-task`) a process executes, as SLURM's
     array task index gives it."""
-    return click.option("--index", "-i", "index", type=type, required=True, metavar="I", help=help)
+    return click.option("--index", "-i", "index", type=type, required=required, metavar="I", help=help)
 
 
 #: The old spellings of the partitions' options: a pool's count (pool, enumerate), a selection (the others).

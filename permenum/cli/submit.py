@@ -28,13 +28,16 @@ if TYPE_CHECKING:
               help="--signal=B:USR1@S: seconds before the time limit at which tasks checkpoint and requeue.")
 @task_options
 @only_option("Submit only these partitions")
+@click.option("--workers", "-w", type=int, default=None, metavar="W",
+              help="An array of W tasks, each counting the partitions one after another until none is left (one "
+                   "process start a task, not one a partition: for short partitions); default one task a partition.")
 @click.option("--force", is_flag=True, help="Submit even while some partitions are still queued (those are skipped).")
 @click.option("--dry-run", is_flag=True,
               help="Print the script, and the sbatch commands the submission would run; write and submit nothing.")
 def submit(run: str, throttle: int | None, gpus_per_task: int | None, time_limit: str | None,
            slurm_partition: str | None, account: str | None, sbatch_args: tuple[str, ...], signal_seconds: int,
            device: str | None, kernel: str | None, count_nodes: bool, chunk_seconds: float, only: str | None,
-           force: bool, dry_run: bool) -> None:
+           workers: int | None, force: bool, dry_run: bool) -> None:
     """Render RUN/slurm/array.sbatch and submit one array job (several past MaxArraySize) over every partition
     without a result.
 
@@ -50,7 +53,7 @@ def submit(run: str, throttle: int | None, gpus_per_task: int | None, time_limit
     manifest = load_manifest(layout)
     chosen = shard_set(only, manifest)
     options = SbatchOptions(throttle, gpus_per_task, time_limit, slurm_partition, account, tuple(sbatch_args),
-                            signal_seconds, TaskOptions(device, kernel, count_nodes, chunk_seconds))
+                            signal_seconds, TaskOptions(device, kernel, count_nodes, chunk_seconds), workers)
     # what every task would fail on (a bad --device or --kernel) is refused before SLURM is asked anything:
     # where SLURM is unreachable, its complaint would otherwise hide the user's mistake
     check_verification_options(layout, kernel, device)

@@ -1,4 +1,5 @@
-"""`permenum task RUN --index I`: one partition, what each SLURM array task executes."""
+"""`permenum task RUN --index I`: one partition, what each SLURM array task executes; `permenum task RUN --only
+LIST`: every partition of LIST without a result, one after another (a worker of `submit --workers`)."""
 
 from __future__ import annotations
 
@@ -8,27 +9,34 @@ from typing import TYPE_CHECKING
 import click
 
 from permenum.cli.common import err, existing_run, out
-from permenum.cli.options import Renaming, index_option, task_options
+from permenum.cli.options import Renaming, index_option, only_option, task_options
 from permenum.cli.runner import open_device, task_options as checked_options
 from permenum.errors import UserError
 from permenum.layout import RunLayout
 from permenum.words import plural
 
 if TYPE_CHECKING:
+    import threading
+
+    from permenum.task_options import TaskOptions
     from permenum.jobs.environment import StopRequest
 
 
 @click.command(cls=Renaming, renamed={"--partition": "--index", "--shard": "--index"}, short_help="Count one partition (one array task).")
 @click.argument("run", type=click.Path(file_okay=False))
-@index_option("The partition to count: its number in the pool, 0-based (the array task's index).", click.INT)
+@index_option("The partition to count: its number in the pool, 0-based (the array task's index).", click.INT,
+              required=False)
+@only_option("Instead of --index: count every partition of LIST that has no result, one after another, until none "
+             "is left (what each task of `submit --workers` runs)")
 @task_options
 @click.option("--max-seconds", type=float, default=None,
               help="Checkpoint and stop (exit 75) once this attempt has run this long (at least one chunk).")
 @click.option("--force", is_flag=True, help="Count a partition that already has a result again (kept as a duplicate).")
 @click.pass_obj
-def task(stop: "StopRequest | None", run: str, index: int, device: str | None, kernel: str | None, count_nodes: bool,
-         chunk_seconds: float, max_seconds: float | None, force: bool) -> None:
-    """Count one partition of RUN (what each SLURM array task executes) and write its result file.
+def task(stop: "StopRequest | None", run: str, index: int | None, only: str | None, device: str | None,
+         kernel: str | None, count_nodes: bool, chunk_seconds: float, max_seconds: float | None, force: bool) -> None:
+    """Count one partition of RUN (what each SLURM array task executes) and write its result file; with --only,
+    every partition of a list that has no result (what each task of `submit --workers` executes).
 
     On SIGUSR1/SIGTERM the task finishes its chunk, checkpoints and exits 75: after a time limit's
     warning or a preemption it requeues itself, after a user's scancel it stops for good; a restart
@@ -37,12 +45,16 @@ def task(stop: "StopRequest | None", run: str, index: int, device: str | None, k
     from permenum.jobs.environment import TaskEnvironment
     from permenum.jobs.task import EXIT_INTERRUPTED, TaskInterrupted, run_task
 
-    partition = index
-    if partition < 0:
-        raise UserError(f"--index must be non-negative (got {partition})")
+    if (index is None) == (only is None):
+        raise UserError("give the partition to count (--index I) or a list to count until none is left (--only LIST)")
+    if index is not None and index < 0:
+        raise UserError(f"--index must be non-negative (got {index})")
+    if only is not None and force:
+        raise UserError("--force counts one partition again (--index), not a list")
     options = checked_options(device, kernel, count_nodes, chunk_seconds, max_seconds)
     where = existing_run(run)
-    if not force and _already_done(where, partition):
+    partitions = None if only is None else _listed(where, only)
+    if index is not None and not force and _already_done(where, index):
         return
     if stop is None:  # invoked without main() (click's test runner): no early handler was installed
         from permenum.jobs.environment import StopRequest
@@ -50,14 +62,41 @@ def task(stop: "StopRequest | None", run: str, index: int, device: str | None, k
         stop = StopRequest(err.print)
     stop.around_device_start(lambda: open_device(device))
     try:
-        done = run_task(where, partition, options, stop.event, force=force)
+        if partitions is not None:
+            _count_list(where, partitions, options, stop.event)
+            return
+        assert index is not None
+        done = run_task(where, index, options, stop.event, force=force)
     except TaskInterrupted as exc:
         err.print(f"{exc}; {TaskEnvironment.read().after_interrupt(stop.signum)}", markup=False)
         sys.exit(EXIT_INTERRUPTED)
     r = done.record
-    out.print(f"partition {partition}: {r.weighted} solutions from {plural(r.states, 'state')} in "
+    out.print(f"partition {index}: {r.weighted} solutions from {plural(r.states, 'state')} in "
               f"{r.seconds.total:.2f} s (kernel {r.seconds.kernel:.2f} s) on {'; '.join(d.label for d in r.devices)} "
               f"[{done.status}, attempt {r.attempt}, resumed from state {r.resumed_from}]", markup=False)
+
+
+def _listed(layout: RunLayout, only: str) -> list[int]:
+    """The partitions of ``--only`` (each one of the pool's), refused in one line before a device opens."""
+    from permenum.cli.common import shard_set
+    from permenum.records import load_manifest
+
+    return shard_set(only, load_manifest(layout)) or []
+
+
+def _count_list(layout: RunLayout, partitions: list[int], options: "TaskOptions", stop: "threading.Event") -> None:
+    """A worker: every partition of the list without a result; exit 1 when one failed (the others counted)."""
+    from permenum.jobs.pull import count_until_none_left
+    from permenum.ranges import compact_ranges
+
+    pulled = count_until_none_left(layout, partitions, options, stop, lambda line: out.print(line, markup=False))
+    left = f"; left to other executors: {compact_ranges(pulled.left)}" if pulled.left else ""
+    out.print(f"worker: counted {plural(len(pulled.counted), 'partition')}{left}", markup=False)
+    if pulled.failed:
+        first = min(pulled.failed)
+        err.print(f"error: {plural(len(pulled.failed), 'partition')} failed: {compact_ranges(sorted(pulled.failed))} "
+                  f"(partition {first}: {pulled.failed[first]})", markup=False)
+        sys.exit(1)
 
 
 def _already_done(layout: RunLayout, partition: int) -> bool:
