@@ -8,12 +8,15 @@
 # with dpkg -x into a prefix, adding only the libraries whose soname the machine lacks; starts a private
 # cluster from it (`permenum cluster up --prefix`), which declares the GPUs as gres/gpu; then, each
 # checked exact by `collect`: the best way outside SLURM (`enumerate nqueens N --device gpu` over every
-# GPU), N-Queens as a 64-task array with -G 1 (one GPU a task, as many at once as GPUs), Costas as an
-# array, and a scancel + resubmit. Prints one table; figures under $OUT (or /tmp/pe-gpu-slurm/out).
+# GPU); N-Queens through one worker a GPU (`submit --workers K -G 1`), through one task holding every GPU
+# (`--workers 1 -G K`), and as a 64-task array with -G 1 (one GPU a task); Costas as an array; Costas N-1
+# through workers under a 1-minute time limit (signal, checkpoint, requeue, resume); a scancel + resubmit.
+# RUNS=workers,cancel picks some. Prints one table; figures under $OUT (or /tmp/pe-gpu-slurm/out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NQ_N=${NQ_N:-22} COSTAS_N=${COSTAS_N:-22} PARTS=${PARTS:-64} DEVICE=${DEVICE:-gpu} GPUS_PER_TASK=${GPUS_PER_TASK:-1}
-CANCEL_N=${CANCEL_N:-$((NQ_N - 1))}
+CANCEL_N=${CANCEL_N:-$((NQ_N - 1))} LIMIT_N=${LIMIT_N:-$((COSTAS_N - 1))}
+RUNS=${RUNS:-workers,one-task,array,costas,time-limit,cancel}  # which runs beside enumerate (the best way)
 work=${WORK:-/tmp/pe-gpu-slurm}/$$
 out=${OUT:-$work/out}
 prefix=$work/slurm-prefix
@@ -122,32 +125,62 @@ array() {  # $1 problem, $2 n, $3 run: pool, submit, wait; prints the seconds fr
     secs "$t0" "$(now)"
 }
 
+run_if() { [[ ",$RUNS," == *",$1,"* ]]; }
+workers() {  # $1 problem, $2 n, $3 run, $4 workers, $5 GPUs a worker: pool, submit --workers, wait; seconds
+    permenum pool "$1" "$2" "$3" --num-partitions "$PARTS" >/dev/null
+    local t0; t0=$(now)
+    local g=(); [ "$GPUS_PER_TASK" -gt 0 ] && g=(-G "$5")
+    permenum submit "$3" --workers "$4" "${g[@]}" --device "$DEVICE" "${@:6}" >/dev/null
+    wait_queue
+    secs "$t0" "$(now)"
+}
+restarts() {  # the most requeues any result of $1 went through (its task's SLURM_RESTART_COUNT)
+    python3 -c "import json,sys,pathlib; print(max((json.loads(p.read_text())['environment'].get('slurm_restart_count') or 0) for p in pathlib.Path(sys.argv[1], 'results').glob('part-*.json')))" "$1"
+}
+ngpu=$(( gpus > 0 ? gpus : 1 ))
+
 t0=$(now)
 permenum enumerate nqueens "$NQ_N" "$work/enum-nq" --device "$DEVICE" >"$work/enum-nq.out" 2>&1 || { cat "$work/enum-nq.out" >&2; die "enumerate failed"; }
 s=$(secs "$t0" "$(now)")
 total=$(exact "$work/enum-nq")
 rows+=("nqueens $NQ_N|enumerate --device $DEVICE (all GPUs, no SLURM)|$s|$total|$(ids "$work/enum-nq")")
 
-s=$(array nqueens "$NQ_N" "$work/nq")
-rows+=("nqueens $NQ_N|submit -G $GPUS_PER_TASK, $PARTS-task array|$s|$(exact "$work/nq")|$(ids "$work/nq")")
-
-s=$(array costas "$COSTAS_N" "$work/costas")
-rows+=("costas $COSTAS_N|submit -G $GPUS_PER_TASK, $PARTS-task array|$s|$(exact "$work/costas")|$(ids "$work/costas")")
-
-# scancel while running, then resubmit: every partition exact once, none counted twice
-permenum pool nqueens "$CANCEL_N" "$work/cancel" --num-partitions "$PARTS" >/dev/null
-t0=$(now)
-permenum submit "$work/cancel" "${gflag[@]}" --device "$DEVICE" >/dev/null
-while [ "$(ls "$work/cancel/results" 2>/dev/null | wc -l)" -lt 3 ] && [ -n "$(squeue -h -o %i)" ]; do sleep 0.2; done
-jobs=$(squeue -h -o %F | sort -u)
-[ -z "$jobs" ] || scancel $jobs
-wait_queue
-done_before=$(ls "$work/cancel/results" | wc -l)
-permenum status "$work/cancel" >"$work/cancel.status" 2>&1 || true
-permenum resubmit "$work/cancel" --include-missing >/dev/null
-wait_queue
-s=$(secs "$t0" "$(now)")
-rows+=("nqueens $CANCEL_N|submit, scancel after $done_before results, resubmit|$s|$(exact "$work/cancel")|$(ids "$work/cancel")")
+if run_if workers; then
+    s=$(workers nqueens "$NQ_N" "$work/nq-workers" "$ngpu" 1)
+    rows+=("nqueens $NQ_N|submit --workers $ngpu -G 1 ($PARTS partitions)|$s|$(exact "$work/nq-workers")|$(ids "$work/nq-workers")")
+fi
+if run_if one-task; then
+    s=$(workers nqueens "$NQ_N" "$work/nq-one" 1 "$ngpu")
+    rows+=("nqueens $NQ_N|submit --workers 1 -G $ngpu (one task, every GPU)|$s|$(exact "$work/nq-one")|$(ids "$work/nq-one")")
+fi
+if run_if array; then
+    s=$(array nqueens "$NQ_N" "$work/nq")
+    rows+=("nqueens $NQ_N|submit -G $GPUS_PER_TASK, $PARTS-task array|$s|$(exact "$work/nq")|$(ids "$work/nq")")
+fi
+if run_if costas; then
+    s=$(array costas "$COSTAS_N" "$work/costas")
+    rows+=("costas $COSTAS_N|submit -G $GPUS_PER_TASK, $PARTS-task array|$s|$(exact "$work/costas")|$(ids "$work/costas")")
+fi
+if run_if time-limit; then  # each worker signalled before its 1-minute limit: checkpoint, requeue, resume
+    s=$(workers costas "$LIMIT_N" "$work/limit" "$ngpu" 1 --time 1 --signal-seconds 40)
+    rows+=("costas $LIMIT_N|--workers $ngpu -G 1 --time 1: requeued $(restarts "$work/limit")x|$s|$(exact "$work/limit")|$(ids "$work/limit")")
+fi
+if run_if cancel; then  # scancel while running, then resubmit: every partition exact once, none counted twice
+    permenum pool nqueens "$CANCEL_N" "$work/cancel" --num-partitions "$PARTS" >/dev/null
+    t0=$(now)
+    permenum submit "$work/cancel" --workers "$ngpu" "${gflag[@]}" --device "$DEVICE" >/dev/null
+    while [ "$(ls "$work/cancel/results" 2>/dev/null | wc -l)" -lt 3 ] && [ -n "$(squeue -h -o %i)" ]; do sleep 0.2; done
+    jobs=$(squeue -h -o %F | sort -u)
+    [ -z "$jobs" ] || scancel $jobs
+    wait_queue
+    done_before=$(ls "$work/cancel/results" | wc -l)
+    permenum status "$work/cancel" >"$work/cancel.status" 2>&1 || true
+    permenum resubmit "$work/cancel" --include-missing >/dev/null
+    wait_queue
+    s=$(secs "$t0" "$(now)")
+    rows+=("nqueens $CANCEL_N|--workers $ngpu, scancel after $done_before results, resubmit|$s|$(exact "$work/cancel")|$(ids "$work/cancel")")
+    [ -z "$(ls "$work/cancel/results/duplicates" 2>/dev/null)" ] || die "a partition was counted twice"
+fi
 
 permenum report "$work/nq" --by-model >"$out/report-nq-by-model.txt" 2>&1 || true
 env COLUMNS=200 permenum report "$work/nq" >"$out/report-nq.txt" 2>&1 || true

@@ -67,13 +67,17 @@ def task(stop: "StopRequest | None", run: str, index: int | None, only: str | No
             return
         assert index is not None
         done = run_task(where, index, options, stop.event, force=force)
-    except TaskInterrupted as exc:
+    except (TaskInterrupted, _StoppedBetween) as exc:
         err.print(f"{exc}; {TaskEnvironment.read().after_interrupt(stop.signum)}", markup=False)
         sys.exit(EXIT_INTERRUPTED)
     r = done.record
     out.print(f"partition {index}: {r.weighted} solutions from {plural(r.states, 'state')} in "
               f"{r.seconds.total:.2f} s (kernel {r.seconds.kernel:.2f} s) on {'; '.join(d.label for d in r.devices)} "
               f"[{done.status}, attempt {r.attempt}, resumed from state {r.resumed_from}]", markup=False)
+
+
+class _StoppedBetween(Exception):
+    """A worker asked to stop (a signal) after one partition and before the next: nothing to checkpoint."""
 
 
 def _listed(layout: RunLayout, only: str) -> list[int]:
@@ -92,6 +96,9 @@ def _count_list(layout: RunLayout, partitions: list[int], options: "TaskOptions"
     pulled = count_until_none_left(layout, partitions, options, stop, lambda line: out.print(line, markup=False))
     left = f"; left to other executors: {compact_ranges(pulled.left)}" if pulled.left else ""
     out.print(f"worker: counted {plural(len(pulled.counted), 'partition')}{left}", markup=False)
+    remaining = sorted(set(partitions) - layout.with_result_file() - set(pulled.failed))
+    if stop.is_set() and remaining:  # stopped between two partitions: requeued like one stopped inside one
+        raise _StoppedBetween(f"worker stopped between partitions, {compact_ranges(remaining)} without a result")
     if pulled.failed:
         first = min(pulled.failed)
         err.print(f"error: {plural(len(pulled.failed), 'partition')} failed: {compact_ranges(sorted(pulled.failed))} "
