@@ -125,7 +125,7 @@ array() {  # $1 problem, $2 n, $3 run: pool, submit, wait; prints the seconds fr
     secs "$t0" "$(now)"
 }
 
-run_if() { [[ ",$RUNS," == *",$1,"* ]]; }
+run_if() { [[ ",$RUNS," == *",$1,"* ]] && say "$(date +%T) $1"; }
 workers() {  # $1 problem, $2 n, $3 run, $4 workers, $5 GPUs a worker: pool, submit --workers, wait; seconds
     permenum pool "$1" "$2" "$3" --num-partitions "$PARTS" >/dev/null
     local t0; t0=$(now)
@@ -138,32 +138,31 @@ restarts() {  # the most requeues any result of $1 went through (its task's SLUR
     python3 -c "import json,sys,pathlib; print(max((json.loads(p.read_text())['environment'].get('slurm_restart_count') or 0) for p in pathlib.Path(sys.argv[1], 'results').glob('part-*.json')))" "$1"
 }
 ngpu=$(( gpus > 0 ? gpus : 1 ))
+row() {  # one row of the table, kept and shown at once (a call cut short still tells what it measured)
+    rows+=("$1"); echo "gpu_slurm: row: $1" >&2; echo "$1" >>"$out/rows.txt"
+}
 
 t0=$(now)
 permenum enumerate nqueens "$NQ_N" "$work/enum-nq" --device "$DEVICE" >"$work/enum-nq.out" 2>&1 || { cat "$work/enum-nq.out" >&2; die "enumerate failed"; }
 s=$(secs "$t0" "$(now)")
 total=$(exact "$work/enum-nq")
-rows+=("nqueens $NQ_N|enumerate --device $DEVICE (all GPUs, no SLURM)|$s|$total|$(ids "$work/enum-nq")")
+row "nqueens $NQ_N|enumerate --device $DEVICE (all GPUs, no SLURM)|$s|$total|$(ids "$work/enum-nq")"
 
 if run_if workers; then
     s=$(workers nqueens "$NQ_N" "$work/nq-workers" "$ngpu" 1)
-    rows+=("nqueens $NQ_N|submit --workers $ngpu -G 1 ($PARTS partitions)|$s|$(exact "$work/nq-workers")|$(ids "$work/nq-workers")")
+    row "nqueens $NQ_N|submit --workers $ngpu -G 1 ($PARTS partitions)|$s|$(exact "$work/nq-workers")|$(ids "$work/nq-workers")"
 fi
 if run_if one-task; then
     s=$(workers nqueens "$NQ_N" "$work/nq-one" 1 "$ngpu")
-    rows+=("nqueens $NQ_N|submit --workers 1 -G $ngpu (one task, every GPU)|$s|$(exact "$work/nq-one")|$(ids "$work/nq-one")")
+    row "nqueens $NQ_N|submit --workers 1 -G $ngpu (one task, every GPU)|$s|$(exact "$work/nq-one")|$(ids "$work/nq-one")"
 fi
 if run_if array; then
     s=$(array nqueens "$NQ_N" "$work/nq")
-    rows+=("nqueens $NQ_N|submit -G $GPUS_PER_TASK, $PARTS-task array|$s|$(exact "$work/nq")|$(ids "$work/nq")")
+    row "nqueens $NQ_N|submit -G $GPUS_PER_TASK, $PARTS-task array|$s|$(exact "$work/nq")|$(ids "$work/nq")"
 fi
 if run_if costas; then
     s=$(array costas "$COSTAS_N" "$work/costas")
-    rows+=("costas $COSTAS_N|submit -G $GPUS_PER_TASK, $PARTS-task array|$s|$(exact "$work/costas")|$(ids "$work/costas")")
-fi
-if run_if time-limit; then  # each worker signalled before its 1-minute limit: checkpoint, requeue, resume
-    s=$(workers costas "$LIMIT_N" "$work/limit" "$ngpu" 1 --time 1 --signal-seconds 40)
-    rows+=("costas $LIMIT_N|--workers $ngpu -G 1 --time 1: requeued $(restarts "$work/limit")x|$s|$(exact "$work/limit")|$(ids "$work/limit")")
+    row "costas $COSTAS_N|submit -G $GPUS_PER_TASK, $PARTS-task array|$s|$(exact "$work/costas")|$(ids "$work/costas")"
 fi
 if run_if cancel; then  # scancel while running, then resubmit: every partition exact once, none counted twice
     permenum pool nqueens "$CANCEL_N" "$work/cancel" --num-partitions "$PARTS" >/dev/null
@@ -178,8 +177,13 @@ if run_if cancel; then  # scancel while running, then resubmit: every partition 
     permenum resubmit "$work/cancel" --include-missing >/dev/null
     wait_queue
     s=$(secs "$t0" "$(now)")
-    rows+=("nqueens $CANCEL_N|--workers $ngpu, scancel after $done_before results, resubmit|$s|$(exact "$work/cancel")|$(ids "$work/cancel")")
+    row "nqueens $CANCEL_N|--workers $ngpu, scancel after $done_before results, resubmit|$s|$(exact "$work/cancel")|$(ids "$work/cancel")"
     [ -z "$(ls "$work/cancel/results/duplicates" 2>/dev/null)" ] || die "a partition was counted twice"
+fi
+
+if run_if time-limit; then  # each worker signalled before its 1-minute limit: checkpoint, requeue, resume
+    s=$(workers costas "$LIMIT_N" "$work/limit" "$ngpu" 1 --time 1 --signal-seconds 40)
+    row "costas $LIMIT_N|--workers $ngpu -G 1 --time 1: requeued $(restarts "$work/limit")x|$s|$(exact "$work/limit")|$(ids "$work/limit")"
 fi
 
 permenum report "$work/nq" --by-model >"$out/report-nq-by-model.txt" 2>&1 || true
