@@ -60,24 +60,24 @@ def task(stop: "StopRequest | None", run: str, index: int | None, only: str | No
         from permenum.jobs.environment import StopRequest
 
         stop = StopRequest(err.print)
+    if partitions is not None:
+        from permenum.jobs.children import start_early
+
+        start_early()  # the devices' processes import while this one counts the devices (as `run`)
     stop.around_device_start(lambda: open_device(device))
+    if partitions is not None:
+        _count_list(where, partitions, options, stop)
+        return
+    assert index is not None
     try:
-        if partitions is not None:
-            _count_list(where, partitions, options, stop.event)
-            return
-        assert index is not None
         done = run_task(where, index, options, stop.event, force=force)
-    except (TaskInterrupted, _StoppedBetween) as exc:
+    except TaskInterrupted as exc:
         err.print(f"{exc}; {TaskEnvironment.read().after_interrupt(stop.signum)}", markup=False)
         sys.exit(EXIT_INTERRUPTED)
     r = done.record
     out.print(f"partition {index}: {r.weighted} solutions from {plural(r.states, 'state')} in "
               f"{r.seconds.total:.2f} s (kernel {r.seconds.kernel:.2f} s) on {'; '.join(d.label for d in r.devices)} "
               f"[{done.status}, attempt {r.attempt}, resumed from state {r.resumed_from}]", markup=False)
-
-
-class _StoppedBetween(Exception):
-    """A worker asked to stop (a signal) after one partition and before the next: nothing to checkpoint."""
 
 
 def _listed(layout: RunLayout, only: str) -> list[int]:
@@ -88,22 +88,54 @@ def _listed(layout: RunLayout, only: str) -> list[int]:
     return shard_set(only, load_manifest(layout)) or []
 
 
-def _count_list(layout: RunLayout, partitions: list[int], options: "TaskOptions", stop: "threading.Event") -> None:
-    """A worker: every partition of the list without a result; exit 1 when one failed (the others counted)."""
-    from permenum.jobs.pull import count_until_none_left
+def _count_list(layout: RunLayout, partitions: list[int], options: "TaskOptions", stop: "StopRequest") -> None:
+    """A worker of `submit --workers`: the local executor over the list, on the devices SLURM gave this task
+    (one worker a GPU, each taking partitions under their claims until none is left; jobs.local), leaving out
+    those that failed under this array already (a requeued worker does not fail them again: `resubmit`
+    does). Stopped by a signal: exit 75 after the module's rule (requeue, or stop for good after scancel)."""
+    from permenum.jobs.environment import TaskEnvironment
+    from permenum.jobs.local import run_local
     from permenum.ranges import compact_ranges
+    from permenum.signals import EXIT_INTERRUPTED
 
-    pulled = count_until_none_left(layout, partitions, options, stop, lambda line: out.print(line, markup=False))
-    left = f"; left to other executors: {compact_ranges(pulled.left)}" if pulled.left else ""
-    out.print(f"worker: counted {plural(len(pulled.counted), 'partition')}{left}", markup=False)
-    remaining = sorted(set(partitions) - layout.with_result_file() - set(pulled.failed))
-    if stop.is_set() and remaining:  # stopped between two partitions: requeued like one stopped inside one
-        raise _StoppedBetween(f"worker stopped between partitions, {compact_ranges(remaining)} without a result")
-    if pulled.failed:
-        first = min(pulled.failed)
-        err.print(f"error: {plural(len(pulled.failed), 'partition')} failed: {compact_ranges(sorted(pulled.failed))} "
-                  f"(partition {first}: {pulled.failed[first]})", markup=False)
+    origin = TaskEnvironment.read().origin
+    failed_here = _failed_under(layout, partitions, origin.slurm_array_job_id)
+    todo = [p for p in partitions if p not in failed_here]
+    summary = run_local(layout, None, options, console=err, stop=stop.event, shards=todo)
+    left = f"; left to other executors: {compact_ranges(sorted(summary.claimed))}" if summary.claimed else ""
+    out.print(f"worker: counted {plural(len(summary.ran), 'partition')}{left}", markup=False)
+    if summary.interrupted or summary.not_started:
+        err.print(f"worker stopped: {compact_ranges(summary.interrupted) or 'none'} checkpointed, "
+                  f"{compact_ranges(summary.not_started) or 'none'} not started; "
+                  f"{TaskEnvironment.read().after_interrupt(stop.signum)}", markup=False)
+        sys.exit(EXIT_INTERRUPTED)
+    for partition, why in sorted(summary.failed.items()):
+        err.print(f"partition {partition} failed: {why}", markup=False)
+    if summary.refused:  # a full disk fails every partition alike: one line, exit 74 (app.main)
+        first = summary.refused[min(summary.refused)]
+        raise OSError(first.errno, f"{first.strerror}; partitions {compact_ranges(sorted(summary.refused))} not counted",
+                      first.filename)
+    if summary.failed or failed_here:
         sys.exit(1)
+
+
+def _failed_under(layout: RunLayout, partitions: list[int], array_job: int | None) -> set[int]:
+    """The partitions whose error record a task of ``array_job`` wrote (this worker array's, before a requeue)."""
+    from permenum.records import read_failure
+
+    if array_job is None:
+        return set()
+    recorded = layout.with_failure_file()
+    out: set[int] = set()
+    for p in partitions:
+        if p in recorded:
+            try:
+                failure = read_failure(layout, p)
+            except UserError:
+                continue
+            if failure is not None and failure.origin.slurm_array_job_id == array_job:
+                out.add(p)
+    return out
 
 
 def _already_done(layout: RunLayout, partition: int) -> bool:
