@@ -21,6 +21,10 @@
   that was submitted, is not queued, left no log and has no result never started.
 * missing: none of the above: never submitted by permenum (or so long ago that nothing remembers it).
 
+A worker array (`submit --workers`: its tasks count a list of partitions each, until none is left) stands for
+its partitions (spread_workers): pending while any of its workers is queued (running where a claim is held),
+and once all have ended each uncounted partition carries their end as an array task's would.
+
 A run that `permenum submit` never touched (no ``slurm/array.sbatch``, no ``submissions.jsonl``) is a
 local run (`permenum run`, `permenum task`): no scheduler knows it, and one may not exist here, so none
 is asked and the report says so; its partitions are done, failed (an error record) or missing.
@@ -29,7 +33,7 @@ is asked and the report says so; its partitions are done, failed (an error recor
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -285,7 +289,6 @@ def gather(layout: RunLayout, backend: Backend | None, backend_note: str = "") -
     view = NO_SCHEDULER if backend is None else ask_scheduler(backend, name, manifest, backend_note)
     offsets = array_offsets(layout)  # after the queue: every job it lists has its line by now
     workers = worker_arrays(layout)
-    queue, ended = spread_workers(view.queue, view.ended, workers)
     scan = scan_results(layout, manifest)
     done = set(scan.done)
     scope = partition_scope(layout, manifest)
@@ -294,6 +297,7 @@ def gather(layout: RunLayout, backend: Backend | None, backend_note: str = "") -
     logs = _latest_logs(layout, set(not_done), offsets, set(workers))
     claims = live_claims(layout, not_done)
     progress = run_progress(layout, manifest, scan.done)
+    queue, ended = spread_workers(view.queue, view.ended, workers, set(progress.partial))
     ev = Evidence(manifest.num_partitions, done, _placed(queue, offsets), _placed(ended, offsets), errors,
                   {i: (p, _last_line(p)) for i, p in logs.items()}, scan.damaged, submitted,
                   None if len(scope) == manifest.num_partitions else scope, claims, progress.partial,
@@ -317,12 +321,13 @@ def _placed(records: list[TaskState], offsets: dict[int, int]) -> list[TaskState
     return [t if t.offset else replace(t, offset=offsets.get(t.array_job_id, 0)) for t in records]
 
 
-def spread_workers(queue: list[TaskState], ended: list[TaskState],
-                   workers: dict[int, list[int]]) -> tuple[list[TaskState], list[TaskState]]:
+def spread_workers(queue: list[TaskState], ended: list[TaskState], workers: dict[int, list[int]],
+                   checkpointed: Collection[int] = ()) -> tuple[list[TaskState], list[TaskState]]:
     """A worker array's tasks (`submit --workers`) as the partitions they count, each placed at its partition
     (offset = partition - index): while any of its workers is queued, every one of its partitions is pending
     (a live claim says which run); once all have ended, each partition stands with the telling end of the
-    workers (an exit 75: stopped with a checkpoint; a failure; else any), for classify to judge."""
+    workers (an exit 75: stopped; a failure; else any), for classify to judge. A worker's exit 75 speaks
+    only for the partitions with a checkpoint: the others were never started."""
     plain_queue = [t for t in queue if t.array_job_id not in workers]
     plain_ended = [t for t in ended if t.array_job_id not in workers]
     for job, partitions in workers.items():
@@ -334,7 +339,8 @@ def spread_workers(queue: list[TaskState], ended: list[TaskState],
         if not over:
             continue
         telling = max(over, key=lambda t: (t.exit_code.startswith(f"{EXIT_INTERRUPTED}:"), t.category == "failed"))
-        plain_ended += [replace(t, offset=p - t.index) for t in over if t.index == telling.index for p in partitions]
+        plain_ended += [replace(t, offset=p - t.index, exit_code=t.exit_code if p in checkpointed else "")
+                        for t in over if t.index == telling.index for p in partitions]
     return plain_queue, plain_ended
 
 

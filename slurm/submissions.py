@@ -1,7 +1,8 @@
 """``RUN/submissions.jsonl``: one JSON line per sbatch that permenum ran (time, kind, job id, array
-spec, the partition offset handed to the script, the exact command, the options). Its one reader and
-writer: `submit` appends, `resubmit` reads the throttle and the site's shards, `status` reads which array
-job covered each partition last and which offset turns a job's array indices into partitions.
+spec, the partition offset handed to the script, a worker array's workers, the exact command, the options).
+Its one reader and writer: `submit` appends, `resubmit` reads the throttle, the workers and the site's shards,
+`status` reads which array job covered each partition last, which offset turns a job's array indices into
+partitions, and which partitions a worker array counts.
 """
 
 from __future__ import annotations

@@ -6,7 +6,9 @@ whose index is the partition number: a resubmission of 3, 7, 12, 13, 14 is ``--a
 Beyond it, the partitions are split into as few arrays as fit, each handed a partition offset as the
 script's argument (partition = index + offset), and with a throttle each array waits for the one before
 (``--dependency=afterany``), so the run never holds more than T tasks. Every submission is appended to
-``RUN/submissions.jsonl``: time, kind, job id, array spec, offset, the exact sbatch command.
+``RUN/submissions.jsonl``: time, kind, job id, array spec, offset, the exact sbatch command. With
+``--workers K`` the array is of K tasks instead, each handed the partitions as the script's argument and
+counting them until none is left (`permenum task RUN --only LIST`); `resubmit` keeps the mode of the script.
 
 Neither submits a partition that is done or still queued. While any partition of the run is pending or
 running they refuse (a second submission could run it twice, and a running task may still fail and belong
