@@ -85,7 +85,7 @@ def main() -> None:
             run_local(layout, 1, TaskOptions(args.device, kernel), show_progress=False)
             c = collect(layout)
             t2 = time.perf_counter()
-            kernel_s = sum(r.seconds.kernel for r in c.records)
+            kernel_s = c.kernel_seconds
             nodes = f"{count_nodes(layout, manifest, args.device, kernel) / kernel_s:.3e}" if n <= args.nodes_upto else "-"
             row = (problem, str(n), f"{kernel} ({manifest.symmetry})", f"{manifest.total_states:,}", f"{t1 - t0:.2f}", f"{kernel_s:.3f}",
                    f"{t2 - t0:.2f}", f"{c.total:,}", f"{c.total / kernel_s:.3e}" if kernel_s else "-", nodes,

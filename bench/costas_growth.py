@@ -32,7 +32,7 @@ def kernel_seconds(run: Path) -> float:
     c = collect(RunLayout(run))
     if c.missing or not c.matches:
         raise SystemExit(f"{run}: incomplete or not the published count")
-    return sum(r.seconds.kernel for r in c.records)
+    return c.kernel_seconds
 
 
 def enumerate_order(n: int, device: str, where: Path) -> float:

@@ -17,7 +17,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from permenum.layout import RunLayout
-from permenum.records import load_manifest, scan_results
+from permenum.records import load_manifest
+from permenum.result_index import scan_results
 
 
 def main() -> None:

@@ -168,11 +168,11 @@ if run_if cancel; then  # scancel while running, then resubmit: every partition 
     permenum pool nqueens "$CANCEL_N" "$work/cancel" --num-partitions "$PARTS" >/dev/null
     t0=$(now)
     permenum submit "$work/cancel" --workers "$ngpu" "${gflag[@]}" --device "$DEVICE" >/dev/null
-    while [ "$(ls "$work/cancel/results" 2>/dev/null | wc -l)" -lt 3 ] && [ -n "$(squeue -h -o %i)" ]; do sleep 0.2; done
+    while [ "$(ls "$work/cancel/results" 2>/dev/null | grep -c "^part-.*json$")" -lt 3 ] && [ -n "$(squeue -h -o %i)" ]; do sleep 0.2; done
     jobs=$(squeue -h -o %F | sort -u)
     [ -z "$jobs" ] || scancel $jobs
     wait_queue
-    done_before=$(ls "$work/cancel/results" | wc -l)
+    done_before=$(ls "$work/cancel/results" | grep -c "^part-.*json$")
     permenum status "$work/cancel" >"$work/cancel.status" 2>&1 || true
     permenum resubmit "$work/cancel" --include-missing >/dev/null
     wait_queue

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from permenum.checkpoints.store import CheckpointError, load_checkpoint
 from permenum.layout import RunLayout
-from permenum.records import Manifest, ResultRecord, partition_scope
+from permenum.records import Manifest, partition_scope
+from permenum.result_index import ResultScan
 
 
 @dataclass(frozen=True)
@@ -24,21 +25,19 @@ def _parse(stamp: str) -> dt.datetime:
     return dt.datetime.fromisoformat(stamp)
 
 
-def run_progress(layout: RunLayout, manifest: Manifest, done: dict[int, ResultRecord]) -> RunProgress:
-    """The run's progress, ``done`` being its sound results (records.scan_results: its caller's scan)."""
+def run_progress(layout: RunLayout, manifest: Manifest, scan: ResultScan) -> RunProgress:
+    """The run's progress, ``scan`` being its sound results (result_index.scan_results: its caller's scan)."""
     now = dt.datetime.now(dt.timezone.utc)
     partial: dict[int, tuple[int, int]] = {}
     done_states = 0
-    starts: list[dt.datetime] = []
+    first = scan.first_start()
+    starts: list[dt.datetime] = [first] if first is not None else []
+    done = scan.done
     checkpointed = layout.with_checkpoint_file()
     entries = [manifest.partition(i) for i in partition_scope(layout, manifest)]  # a verification: its sample
     for entry in entries:
         i, rows = entry.index, entry.rows
         if i in done:
-            try:
-                starts.append(_parse(done[i].finished) - dt.timedelta(seconds=done[i].seconds.total))
-            except ValueError:
-                pass  # no start time from it
             done_states += rows
             continue
         if i not in checkpointed:

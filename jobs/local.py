@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass, field, replace
 from functools import partial
 from queue import Empty
@@ -32,8 +32,8 @@ from permenum.jobs.task import TaskInterrupted, run_task
 from permenum.task_options import TaskOptions
 from permenum.kernel_cache import BUILDS
 from permenum.layout import RunLayout
-from permenum.records import (Manifest, ResultRecord, check_verification_options, load_manifest, partition_scope,
-                              scan_results)
+from permenum.records import (Manifest, ResultRecord, check_verification_options, load_manifest, partition_scope)
+from permenum.result_index import scan_results
 from permenum.solver.devices import check_seen, own_visibility, select_devices
 from permenum.solver.opencl import device_context
 from permenum.solver.registry import check_kernel
@@ -57,7 +57,7 @@ def pending_partitions(layout: RunLayout) -> list[int]:
     return _pending(layout, manifest, scan_results(layout, manifest).done)
 
 
-def _pending(layout: RunLayout, manifest: Manifest, done: dict[int, ResultRecord]) -> list[int]:
+def _pending(layout: RunLayout, manifest: Manifest, done: Container[int]) -> list[int]:
     return [i for i in partition_scope(layout, manifest) if i not in done]
 
 
@@ -316,13 +316,14 @@ def _run_pending(layout: RunLayout, options: TaskOptions, groups: list[tuple[int
         check_kernel(manifest.problem, options.kernel, manifest.symmetry)
     scope = partition_scope(layout, manifest) if shards is None else sorted(set(shards))
     chosen = set(scope)
-    done = scan_results(layout, manifest).done  # one scan: at 20,000 partitions each took 1-2 s here
+    scan = scan_results(layout, manifest)  # one scan: at 20,000 partitions each took 1-2 s here
+    done = scan.done
     todo = [i for i in _pending(layout, manifest, done) if i in chosen]
     summary = LocalRunSummary(skipped=[i for i in scope if i not in todo])
     summary.claimed = claimed_elsewhere(layout, todo)  # being counted by another executor: left to it
     todo = [i for i in todo if i not in summary.claimed]
     rows = {i: manifest.partition(i).rows for i in todo}
-    checkpointed = run_progress(layout, manifest, done).partial
+    checkpointed = run_progress(layout, manifest, scan).partial
     t0 = time.perf_counter()
     columns = (TextColumn("[bold]{task.description}"), BarColumn(),
                TextColumn("{task.completed:,.0f}/{task.total:,.0f} states, {task.fields[parts]} partitions"),

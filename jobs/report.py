@@ -180,7 +180,7 @@ def _cv(values: list[float]) -> float:
 def build_report(layout: RunLayout) -> Report:
     """Collect the run (rebuilding the ledger) and read the per-partition figures from the ledger."""
     collected = collect(layout)
-    if not collected.records:
+    if not collected.counted:
         raise UserError(f"{layout.root} has no results yet: run its partitions first (`permenum run` or `permenum submit`)")
     rows = [r for r in collected.ledger.to_pylist() if r["counted"]]
     # one measure for every partition: nodes where all counted them, else kernel seconds for all

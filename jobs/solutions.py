@@ -23,7 +23,8 @@ from permenum.atomic import quarantine, write_atomic
 from permenum.errors import UserError, one_line
 from permenum.layout import RunLayout
 from permenum.problems.costas_symmetry import class_share, is_canonical, is_costas, representative, symmetries
-from permenum.records import ResultRecord, SolutionsSeal, load_manifest, scan_results, sound_result
+from permenum.records import ResultRecord, SolutionsSeal, load_manifest, sound_result
+from permenum.result_index import scan_results
 from permenum.sealed import read_sealed
 
 Array = tuple[int, ...]

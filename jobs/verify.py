@@ -24,6 +24,7 @@ import math
 import secrets
 import shutil
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -40,8 +41,9 @@ from permenum.poolgen.write import partition_bytes, read_partition
 from permenum.problems import StateBatch, get_problem
 from permenum.ranges import compact_ranges
 from permenum.records import (Comparison, Counted, Manifest, PartitionEntry, ResultRecord, VerificationCheck, VerificationPlan,
-                              load_manifest, load_verification_plan, scan_results, write_manifest,
+                              load_manifest, load_verification_plan, write_manifest,
                               write_verification_check, write_verification_plan)
+from permenum.result_index import scan_results
 
 #: Kernel variants whose node counts are of one search (each state, its placements, its leaves): a
 #: re-count on one of them compares nodes too. The others count nodes of their own searches.
@@ -112,10 +114,13 @@ def create_verification(layout: RunLayout, request: Request) -> RunLayout:
     from permenum.solver.registry import check_kernel
 
     manifest = load_manifest(layout)
-    done = scan_results(layout, manifest).done
+    scan = scan_results(layout, manifest)
+    done: Mapping[int, ResultRecord] = scan.done
     if request.counted_at is not None:
-        sites = sorted({r.origin.site for r in done.values()})
-        done = {p: r for p, r in done.items() if r.origin.site == request.counted_at}
+        where = scan.rows.select(["partition", "site"]).to_pydict()  # the sites from the rows: no record read
+        sites = sorted(set(where["site"]))
+        here = {p for p, site in zip(where["partition"], where["site"]) if site == request.counted_at}
+        done = {p: scan.done[p] for p in sorted(here)}
         if not done:
             raise UserError(f"no result of {layout.root} was counted at {request.counted_at!r} (sites: "
                             f"{', '.join(sites) or 'none'})")
@@ -283,7 +288,7 @@ class RunResults:
     thousands of result files; each verification compares with the same ones)."""
 
     manifest: Manifest
-    done: dict[int, ResultRecord]
+    done: Mapping[int, ResultRecord]  # each read from its file when a comparison asks for it
 
     @classmethod
     def read(cls, layout: RunLayout) -> "RunResults":

@@ -125,6 +125,11 @@ class RunLayout:
     def result_file(self, partition: int) -> Path:
         return self.results_dir / f"{self.part_name(partition)}{_RESULT}"
 
+    @property
+    def results_index(self) -> Path:
+        """What the scans verified already, by the sha256 of each result file (permenum.result_index)."""
+        return self.results_dir / "index.arrow"
+
     def with_result_file(self) -> set[int]:
         """The partitions whose result_file exists (one listing: see _listed)."""
         return self._listed(self.results_dir, _RESULT)

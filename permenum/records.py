@@ -569,45 +569,19 @@ def write_result(layout: RunLayout, record: ResultRecord) -> str:
     return "duplicate"
 
 
-@dataclass(frozen=True)
-class ResultScan:
-    """Every result file of a run, read and verified: the done partitions, and the damaged ones with why.
-
-    A damaged result (its seal, its JSON, or it belongs to another run or pool version) does not make
-    its partition done: `status` reports it, `run` and `resubmit` count the partition again, and the
-    task moves the damaged file aside (``.bad-<time>``) before writing its own."""
-
-    done: dict[int, ResultRecord]
-    damaged: dict[int, str]
-
-
-def scan_results(layout: RunLayout, manifest: Manifest) -> ResultScan:
-    done: dict[int, ResultRecord] = {}
-    damaged: dict[int, str] = {}
-    present = layout.with_result_file()
-    for entry in manifest.partitions:
-        if entry.index not in present:
-            continue
-        path = layout.result_file(entry.index)
-        try:
-            done[entry.index] = _sound(layout, manifest, entry.index, path)
-        except UserError as exc:
-            if path.exists():  # else moved aside since the listing (a task quarantined it): no result
-                damaged[entry.index] = str(exc)
-    return ResultScan(done, damaged)
-
-
 def sound_result(layout: RunLayout, manifest: Manifest, partition: int) -> ResultRecord | None:
     """The partition's verified result, None when it has none; UserError when its result is damaged, or the
     solutions file it seals is (missing, cut, swapped: the result is then no evidence, and is counted again)."""
-    path = layout.result_file(partition)
-    if not path.exists():
+    if not layout.result_file(partition).exists():
         return None
-    return _sound(layout, manifest, partition, path)
+    return verified_result(layout, manifest, partition)
 
 
-def _sound(layout: RunLayout, manifest: Manifest, partition: int, path: Path) -> ResultRecord:
-    record = read_result(path)
+def verified_result(layout: RunLayout, manifest: Manifest, partition: int, raw: bytes | None = None) -> ResultRecord:
+    """The partition's result verified in full (``raw``: its file's bytes, read once): its seal, that it belongs
+    to this run and partition and adds up, and the solutions file it seals; UserError naming what is wrong."""
+    path = layout.result_file(partition)
+    record = read_result(path, raw)
     record.check_belongs(manifest, partition, path)
     _check_solutions_seal(layout, record)
     return record

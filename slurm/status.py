@@ -43,7 +43,8 @@ from permenum.ranges import compact_ranges
 from permenum.layout import RunLayout
 from permenum.errors import UserError
 from permenum.jobs.claims import Holder, live_claims
-from permenum.records import Manifest, load_manifest, partition_scope, read_failure, scan_results
+from permenum.records import Manifest, load_manifest, partition_scope, read_failure
+from permenum.result_index import scan_results
 from permenum.signals import EXIT_INTERRUPTED
 from permenum.slurm.backend import Backend
 from permenum.slurm.queue import TaskState
@@ -296,7 +297,7 @@ def gather(layout: RunLayout, backend: Backend | None, backend_note: str = "") -
     errors = _error_records(layout, not_done)
     logs = _latest_logs(layout, set(not_done), offsets, set(workers))
     claims = live_claims(layout, not_done)
-    progress = run_progress(layout, manifest, scan.done)
+    progress = run_progress(layout, manifest, scan)
     queue, ended = spread_workers(view.queue, view.ended, workers, set(progress.partial))
     ev = Evidence(manifest.num_partitions, done, _placed(queue, offsets), _placed(ended, offsets), errors,
                   {i: (p, _last_line(p)) for i, p in logs.items()}, scan.damaged, submitted,

@@ -25,7 +25,8 @@ from permenum.lock import run_lock
 from permenum.poolgen.write import PoolSettings, write_pool
 from permenum.problems import StateBatch, get_problem
 from permenum.problems.base import exact_sum
-from permenum.records import load_manifest, read_result, scan_results, write_manifest, write_result
+from permenum.records import load_manifest, read_result, write_manifest, write_result
+from permenum.result_index import scan_results
 from tests.conftest import published
 
 
@@ -120,6 +121,35 @@ def test_a_damaged_result_is_reported_moved_aside_and_counted_again(tmp_path: Pa
     assert run_task(layout, 1).status == "accepted"
     assert [p.name.split(".bad-")[0] for p in layout.results_dir.glob("*.bad-*")] == ["part-00001.json"]
     assert collect(layout).total == published("nqueens_total", 10)
+
+
+def test_the_results_index_vouches_only_for_the_files_it_verified(tmp_path: Path) -> None:
+    """results/index.arrow keeps what a scan verified, by the sha256 of each result file's bytes: a flipped byte
+    of it, another run's, or a result changed since are read as no index (every result verified again)."""
+    layout = RunLayout(tmp_path / "run")
+    write_pool(layout, PoolSettings("nqueens", 10, 3, target_states=256))
+    for i in range(3):
+        run_task(layout, i)
+    manifest = load_manifest(layout)
+    first = scan_results(layout, manifest)
+    assert layout.results_index.exists() and list(first.done) == [0, 1, 2] and first.rows.num_rows == 3
+    data = layout.results_index.read_bytes()
+    for flipped in _flips(data)[::max(1, len(data) // 400)]:
+        layout.results_index.write_bytes(flipped)
+        scan = scan_results(layout, manifest)
+        assert scan.rows.equals(first.rows) and not scan.damaged
+        assert layout.results_index.read_bytes() == data  # healed: written again from the results
+    other = RunLayout(tmp_path / "other")
+    write_pool(other, PoolSettings("nqueens", 10, 3, target_states=256))
+    run_task(other, 0)
+    scan_results(other, load_manifest(other))
+    layout.results_index.write_bytes(other.results_index.read_bytes())  # another run's index: not this one's
+    assert scan_results(layout, manifest).rows.equals(first.rows)
+    path = layout.result_file(1)  # a result changed after it was indexed is verified again, and refused
+    path.write_text(path.read_text().replace('"states": ', '"states": 1', 1))
+    scan = scan_results(layout, manifest)
+    assert list(scan.done) == [0, 2] and "damaged" in scan.damaged[1] and scan.rows.column("partition").to_pylist() == [0, 2]
+    assert collect(RunLayout(tmp_path / "other")).counted == [0]
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o027])

@@ -16,7 +16,7 @@ import pytest
 import pyarrow.parquet as pq
 
 from permenum.cli.app import cli
-from permenum.jobs.collect import LEDGER_COLUMNS
+from permenum.ledger_rows import LEDGER_COLUMNS
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -60,7 +60,7 @@ def _finish_exact(cli, info: cluster.ClusterInfo, layout: RunLayout,  # type: ig
     report = wait_idle(cli, info, layout.root, deadline_s=LONG_DEADLINE)
     assert partition_states(report)["done"] == [0], report
     c = collect(layout)
-    assert c.total == published("nqueens_total", n) and len(c.records) == 1
+    assert c.total == published("nqueens_total", n) and len(c.counted) == 1
     return json.loads(layout.result_file(0).read_text())
 
 

@@ -142,15 +142,15 @@ def _print_collected(layout: RunLayout, c: "Collected", show_ledger: bool) -> in
 
     m = c.manifest
     lo, med, hi = spread(c.seconds)
-    scope = f"{len(c.records)}/{m.num_partitions} partitions ({m.total_states} states, symmetry {m.symmetry})"
+    scope = f"{len(c.counted)}/{m.num_partitions} partitions ({m.total_states} states, symmetry {m.symmetry})"
     if c.missing:
         out.print(f"{m.problem} n={m.n}: [yellow]partial:[/yellow] {c.total} from {scope}")
     else:
         classes = "" if c.classes is None else f", {c.classes} classes"
         out.print(f"{m.problem} n={m.n}: total {c.total}{classes} from {scope}")
     if c.seconds:
-        kernel = sum(r.seconds.kernel for r in c.records)
-        out.print(f"time per partition: min {lo:.3f} s, median {med:.3f} s, max {hi:.3f} s; kernel time {kernel:.3f} s")
+        out.print(f"time per partition: min {lo:.3f} s, median {med:.3f} s, max {hi:.3f} s; kernel time "
+                  f"{c.kernel_seconds:.3f} s")
     sites = c.sites()
     if len(sites) > SHOWN_SITES:  # results from before sites were named carry each node's host
         checked = sum(n for _, n in sites.values())
