@@ -45,14 +45,18 @@ def test_script_matches_saved_copy() -> None:
     assert text.rstrip().splitlines()[-1].startswith("exec permenum task ")
 
 
-def test_script_hands_hostile_paths_to_the_task_intact(tmp_path: Path) -> None:
-    """Run the script with bash and a stand-in `permenum` that records its argv: quoting must survive."""
-    bin_dir = tmp_path / "bin dir 'x'"
+def _recording_permenum(bin_dir: Path, argv_file: Path) -> None:
+    """A stand-in `permenum` in ``bin_dir`` that writes the arguments it was given to ``argv_file``."""
     bin_dir.mkdir()
-    argv_file = tmp_path / "argv.json"
     fake = bin_dir / "permenum"
     fake.write_text(f"#!/usr/bin/env python3\nimport json, sys\njson.dump(sys.argv[1:], open({str(argv_file)!r}, 'w'))\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+
+
+def test_script_hands_hostile_paths_to_the_task_intact(tmp_path: Path) -> None:
+    """Run the script with bash and a stand-in `permenum` that records its argv: quoting must survive."""
+    bin_dir, argv_file = tmp_path / "bin dir 'x'", tmp_path / "argv.json"
+    _recording_permenum(bin_dir, argv_file)
     run = tmp_path / "it's a \"run\" $HOME `x`"
     script = tmp_path / "array.sbatch"
     script.write_text(_render(run, bin_dir, replace(OPTIONS, task=TASK)))
@@ -476,12 +480,8 @@ def test_a_dry_run_shows_the_sbatch_commands_the_submission_runs_past_max_array_
 
 def test_worker_script_hands_its_list_to_the_task_and_refuses_anything_else(tmp_path: Path) -> None:
     """`submit --workers`: each array task runs `permenum task RUN --only LIST` with the list the script is handed."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    argv_file = tmp_path / "argv.json"
-    fake = bin_dir / "permenum"
-    fake.write_text(f"#!/usr/bin/env python3\nimport json, sys\njson.dump(sys.argv[1:], open({str(argv_file)!r}, 'w'))\n")
-    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    bin_dir, argv_file = tmp_path / "bin", tmp_path / "argv.json"
+    _recording_permenum(bin_dir, argv_file)
     run = tmp_path / "it's a run"
     script = tmp_path / "array.sbatch"
     text = _render(run, bin_dir, SbatchOptions(workers=4, task=TASK))
