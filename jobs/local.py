@@ -32,7 +32,7 @@ from permenum.jobs.task import TaskInterrupted, run_task
 from permenum.task_options import TaskOptions
 from permenum.kernel_cache import BUILDS
 from permenum.layout import RunLayout
-from permenum.records import (Manifest, ResultRecord, check_verification_options, load_manifest, partition_scope)
+from permenum.records import Manifest, check_verification_options, load_manifest, partition_scope
 from permenum.result_index import scan_results
 from permenum.solver.devices import check_seen, own_visibility, select_devices
 from permenum.solver.opencl import device_context

@@ -117,7 +117,7 @@ def create_verification(layout: RunLayout, request: Request) -> RunLayout:
     scan = scan_results(layout, manifest)
     done: Mapping[int, ResultRecord] = scan.done
     if request.counted_at is not None:
-        where = scan.rows.select(["partition", "site"]).to_pydict()  # the sites from the rows: no record read
+        where = scan.rows.select(["partition", "site"]).to_pydict()  # the sites from the rows, the site's records read
         sites = sorted(set(where["site"]))
         here = {p for p, site in zip(where["partition"], where["site"]) if site == request.counted_at}
         done = {p: scan.done[p] for p in sorted(here)}

@@ -24,20 +24,22 @@ import hashlib
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from permenum.atomic import write_bytes_atomic
 from permenum.errors import UserError
 from permenum.layout import RunLayout
-from permenum.ledger_rows import RESULT_COLUMNS, result_row
+from permenum import __version__
+from permenum.ledger_rows import RESULT_COLUMNS, ResultError, result_row
 from permenum.records import Manifest, ResultRecord, verified_result
 
 _MAGIC = b"permenum-result-index/1\n"
 _DIGEST = "file_sha256"  # of the result file's bytes
 _SOLUTIONS = "solutions_sha256"  # the solutions file the result seals (null: none)
-SCHEMA = pa.schema([pa.field(c.name, c.type) for c in RESULT_COLUMNS]
-                   + [pa.field(_DIGEST, pa.binary(32)), pa.field(_SOLUTIONS, pa.string())])
+ROWS = pa.schema([pa.field(c.name, c.type) for c in RESULT_COLUMNS])
+SCHEMA = pa.schema(list(ROWS) + [pa.field(_DIGEST, pa.binary(32)), pa.field(_SOLUTIONS, pa.string())])
 
 
 class _Records(Mapping[int, ResultRecord]):
@@ -76,7 +78,7 @@ class ResultScan:
 
     done: Mapping[int, ResultRecord]
     damaged: dict[int, str]
-    rows: pa.Table = field(default_factory=SCHEMA.empty_table)
+    rows: pa.Table = field(default_factory=ROWS.empty_table)
 
     def first_start(self) -> dt.datetime | None:
         """When the earliest counted result's task started (finished less its seconds): the run's start."""
@@ -93,7 +95,7 @@ def scan_results(layout: RunLayout, manifest: Manifest) -> ResultScan:
     present = layout.with_result_file()
     folder = str(layout.results_dir)
     kept: list[int] = []  # rows of the index that stand
-    fresh: dict[int, tuple[ResultRecord, bytes]] = {}
+    fresh: dict[int, tuple[ResultRecord, bytes, dict[str, Any]]] = {}
     damaged: dict[int, str] = {}
     row_of = {p: k for k, p in enumerate(known.column("partition").to_pylist())}
     for entry in manifest.partitions:
@@ -114,8 +116,9 @@ def scan_results(layout: RunLayout, manifest: Manifest) -> ResultScan:
             kept.append(row_of[p])
             continue
         try:
-            fresh[p] = (verified_result(layout, manifest, p, raw), digest)
-        except UserError as exc:
+            record = verified_result(layout, manifest, p, raw)
+            fresh[p] = (record, digest, result_row(record))
+        except (UserError, ResultError) as exc:  # a count past the ledger's 38 digits cannot be a ledger row
             damaged[p] = str(exc)
     rows = known.take(pa.array(kept, pa.int64())) if len(kept) != known.num_rows else known
     rows, broken = _solutions_sound(layout, rows)
@@ -126,14 +129,13 @@ def scan_results(layout: RunLayout, manifest: Manifest) -> ResultScan:
         _save(layout, manifest, rows)
     rows = rows.sort_by("partition")
     done = rows.column("partition").to_pylist()
-    return ResultScan(_Records(layout, manifest, done, {p: r for p, (r, _) in fresh.items()}), damaged,
+    return ResultScan(_Records(layout, manifest, done, {p: r for p, (r, _, _) in fresh.items()}), damaged,
                       rows.drop_columns([_DIGEST, _SOLUTIONS]))
 
 
-def _rows(fresh: dict[int, tuple[ResultRecord, bytes]]) -> pa.Table:
-    rows = [{**result_row(record), _DIGEST: digest,
-             _SOLUTIONS: record.solutions_file.sha256 if record.solutions_file else None}
-            for record, digest in fresh.values()]
+def _rows(fresh: dict[int, tuple[ResultRecord, bytes, dict[str, Any]]]) -> pa.Table:
+    rows = [{**row, _DIGEST: digest, _SOLUTIONS: record.solutions_file.sha256 if record.solutions_file else None}
+            for record, digest, row in fresh.values()]
     return pa.Table.from_pylist(rows, schema=SCHEMA)
 
 
@@ -158,8 +160,9 @@ def _solutions_sound(layout: RunLayout, rows: pa.Table) -> tuple[pa.Table, dict[
 
 
 def _identity(manifest: Manifest) -> dict[bytes, bytes]:
+    """What an index is of: this manifest, checked by this permenum (another may check a result otherwise)."""
     return {b"run_id": manifest.run_id.encode(), b"pool_sha256": manifest.pool_sha256.encode(),
-            b"partitions": str(manifest.num_partitions).encode()}
+            b"partitions": str(manifest.num_partitions).encode(), b"permenum": __version__.encode()}
 
 
 def _load(layout: RunLayout, manifest: Manifest) -> pa.Table:

@@ -77,7 +77,7 @@ class SbatchOptions:
     signal_seconds: int = DEFAULT_SIGNAL_SECONDS
     #: What every `permenum task` of the array is told (--device, --kernel, ...); None: the task's defaults.
     task: TaskOptions | None = None
-    #: An array of this many workers, each counting the submitted partitions until none is left (jobs.pull);
+    #: An array of this many workers, each counting the submitted partitions until none is left (`task --only`);
     #: None: one array task a partition.
     workers: int | None = None
 

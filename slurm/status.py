@@ -298,7 +298,7 @@ def gather(layout: RunLayout, backend: Backend | None, backend_note: str = "") -
     logs = _latest_logs(layout, set(not_done), offsets, set(workers))
     claims = live_claims(layout, not_done)
     progress = run_progress(layout, manifest, scan)
-    queue, ended = spread_workers(view.queue, view.ended, workers, set(progress.partial))
+    queue, ended = spread_workers(view.queue, view.ended, workers, done, set(progress.partial))
     ev = Evidence(manifest.num_partitions, done, _placed(queue, offsets), _placed(ended, offsets), errors,
                   {i: (p, _last_line(p)) for i, p in logs.items()}, scan.damaged, submitted,
                   None if len(scope) == manifest.num_partitions else scope, claims, progress.partial,
@@ -323,15 +323,17 @@ def _placed(records: list[TaskState], offsets: dict[int, int]) -> list[TaskState
 
 
 def spread_workers(queue: list[TaskState], ended: list[TaskState], workers: dict[int, list[int]],
-                   checkpointed: Collection[int] = ()) -> tuple[list[TaskState], list[TaskState]]:
+                   done: Collection[int] = (), checkpointed: Collection[int] = ()) -> tuple[list[TaskState], list[TaskState]]:
     """A worker array's tasks (`submit --workers`) as the partitions they count, each placed at its partition
     (offset = partition - index): while any of its workers is queued, every one of its partitions is pending
     (a live claim says which run); once all have ended, each partition stands with the telling end of the
     workers (an exit 75: stopped; a failure; else any), for classify to judge. A worker's exit 75 speaks
-    only for the partitions with a checkpoint: the others were never started."""
+    only for the partitions with a checkpoint: the others were never started. Done partitions stand alone
+    (a worker array still queued does not queue them again)."""
     plain_queue = [t for t in queue if t.array_job_id not in workers]
     plain_ended = [t for t in ended if t.array_job_id not in workers]
-    for job, partitions in workers.items():
+    for job, covered in workers.items():
+        partitions = [p for p in covered if p not in done]
         held = [t for t in queue if t.array_job_id == job]
         if held:
             plain_queue += [replace(held[0], state="PENDING", offset=p - held[0].index) for p in partitions]
@@ -340,7 +342,8 @@ def spread_workers(queue: list[TaskState], ended: list[TaskState], workers: dict
         if not over:
             continue
         telling = max(over, key=lambda t: (t.exit_code.startswith(f"{EXIT_INTERRUPTED}:"), t.category == "failed"))
-        plain_ended += [replace(t, offset=p - t.index, exit_code=t.exit_code if p in checkpointed else "")
+        plain_ended += [replace(t, offset=p - t.index, exit_code="" if t.exit_code.startswith(f"{EXIT_INTERRUPTED}:")
+                                and p not in checkpointed else t.exit_code)
                         for t in over if t.index == telling.index for p in partitions]
     return plain_queue, plain_ended
 

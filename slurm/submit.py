@@ -58,7 +58,7 @@ class Outcome:
 class ArrayPlan:
     """One sbatch array: partition = index + offset; the offset is the script's argument (none when 0). Of
     ``workers`` tasks instead (`submit --workers`): each counts ``partitions``, the script's argument, until
-    none is left (jobs.pull)."""
+    none is left (`permenum task RUN --only LIST`)."""
 
     offset: int
     partitions: list[int]
@@ -198,9 +198,11 @@ def _resubmit(layout: RunLayout, backend: Backend, include_missing: bool, force:
     if not layout.sbatch_script.exists():
         raise UserError(f"{layout.sbatch_script} does not exist: run `permenum submit {layout.root}` first")
     workers = last_workers(layout)  # the run's script is a worker script where the latest submit made one
+    if workers is not None and throttle is not None:
+        raise UserError(f"--throttle: the run's tasks are {workers} workers (`submit --workers`), which run at once "
+                        "and are throttled by their number")
     if throttle is None and workers is None:
         throttle = last_throttle(layout)
-    SbatchOptions(throttle=throttle, workers=workers).validate()
     plans = plan_arrays(sorted(todo), backend.config(), workers)
     if dry_run:
         return Outcome(dry_run_message(layout, backend, plans, throttle), sorted(todo)), report

@@ -517,7 +517,7 @@ def test_a_worker_arrays_tasks_stand_for_its_partitions() -> None:
         (3, "PENDING", 41), (5, "PENDING", 40), (6, "PENDING", 40), (9, "PENDING", 40)] and not ended
     over = [TaskState(40, 0, "COMPLETED", "scontrol", exit_code="0:0"),
             TaskState(40, 1, "CANCELLED", "scontrol", exit_code="75:0"), TaskState(40, 1, "CANCELLED", "sacct")]
-    queue, ended = spread_workers([], over, {40: [5, 6]}, checkpointed={5})
+    queue, ended = spread_workers([], over, {40: [5, 6, 7]}, done={7}, checkpointed={5})
     assert not queue and sorted((t.partition, t.slurm_id, t.source, t.exit_code) for t in ended) == [
         (5, "40_1", "sacct", ""), (5, "40_1", "scontrol", "75:0"),  # stopped inside partition 5...
         (6, "40_1", "sacct", ""), (6, "40_1", "scontrol", "")]  # ...not inside 6, which it never started

@@ -16,8 +16,6 @@ from permenum.layout import RunLayout
 from permenum.words import plural
 
 if TYPE_CHECKING:
-    import threading
-
     from permenum.task_options import TaskOptions
     from permenum.jobs.environment import StopRequest
 
