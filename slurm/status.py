@@ -304,7 +304,9 @@ def gather(layout: RunLayout, backend: Backend | None, backend_note: str = "") -
                   None if len(scope) == manifest.num_partitions else scope, claims, progress.partial,
                   layout.duplicated_partitions())
     states, evidence, queued_jobs, notes = classify(ev)
-    local = [i for i in states["running"] if i in claims and not (claims[i] and claims[i].slurm_task)]
+    # a local process's: its claim names a holder with no SLURM task (an unwritten one, a task taking its claim
+    # that instant, is not known to be local: `submit` must not count it twice, a test must not stop waiting)
+    local = [i for i in states["running"] if (holder := claims.get(i)) is not None and not holder.slurm_task]
     sources = {
         "results": f"{len(done)} result files" + (f", {len(scan.damaged)} damaged" if scan.damaged else ""),
         **view.sources,
