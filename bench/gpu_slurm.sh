@@ -117,25 +117,18 @@ print(f"{len(ids)} ({' '.join(ids)})" if ids else "none named")
 EOF
 }
 wait_queue() { while [ -n "$(squeue -h -o %i)" ]; do sleep 0.5; done; }
-array() {  # $1 problem, $2 n, $3 run: pool, submit, wait; prints the seconds from submit to every result
+submitted() {  # $1 problem, $2 n, $3 run, then submit's options: pool, submit, wait; the seconds from submit to every result
     permenum pool "$1" "$2" "$3" --num-partitions "$PARTS" >/dev/null
     local t0; t0=$(now)
-    permenum submit "$3" "${gflag[@]}" --device "$DEVICE" >/dev/null
+    permenum submit "$3" --device "$DEVICE" "${@:4}" >/dev/null
     wait_queue
     secs "$t0" "$(now)"
 }
+gpu_opt() { if [ "$GPUS_PER_TASK" -gt 0 ]; then echo "-G $1"; fi; }  # -G K, where the cluster offers GPUs
 
 run_if() { [[ ",$RUNS," == *",$1,"* ]] && say "$(date +%T) $1"; }
-workers() {  # $1 problem, $2 n, $3 run, $4 workers, $5 GPUs a worker: pool, submit --workers, wait; seconds
-    permenum pool "$1" "$2" "$3" --num-partitions "$PARTS" >/dev/null
-    local t0; t0=$(now)
-    local g=(); [ "$GPUS_PER_TASK" -gt 0 ] && g=(-G "$5")
-    permenum submit "$3" --workers "$4" "${g[@]}" --device "$DEVICE" "${@:6}" >/dev/null
-    wait_queue
-    secs "$t0" "$(now)"
-}
 restarts() {  # the most requeues any result of $1 went through (its task's SLURM_RESTART_COUNT)
-    python3 -c "import json,sys,pathlib; print(max((json.loads(p.read_text())['environment'].get('slurm_restart_count') or 0) for p in pathlib.Path(sys.argv[1], 'results').glob('part-*.json')))" "$1"
+    python3 -c "import sys, pathlib; from permenum.records import read_result; print(max(read_result(p).origin.slurm_restart_count or 0 for p in pathlib.Path(sys.argv[1], 'results').glob('part-*.json')))" "$1"
 }
 ngpu=$(( gpus > 0 ? gpus : 1 ))
 row() {  # one row of the table, kept and shown at once (a call cut short still tells what it measured)
@@ -149,19 +142,19 @@ total=$(exact "$work/enum-nq")
 row "nqueens $NQ_N|enumerate --device $DEVICE (all GPUs, no SLURM)|$s|$total|$(ids "$work/enum-nq")"
 
 if run_if workers; then
-    s=$(workers nqueens "$NQ_N" "$work/nq-workers" "$ngpu" 1)
+    s=$(submitted nqueens "$NQ_N" "$work/nq-workers" --workers "$ngpu" $(gpu_opt 1))
     row "nqueens $NQ_N|submit --workers $ngpu -G 1 ($PARTS partitions)|$s|$(exact "$work/nq-workers")|$(ids "$work/nq-workers")"
 fi
 if run_if one-task; then
-    s=$(workers nqueens "$NQ_N" "$work/nq-one" 1 "$ngpu")
+    s=$(submitted nqueens "$NQ_N" "$work/nq-one" --workers 1 $(gpu_opt "$ngpu"))
     row "nqueens $NQ_N|submit --workers 1 -G $ngpu (one task, every GPU)|$s|$(exact "$work/nq-one")|$(ids "$work/nq-one")"
 fi
 if run_if array; then
-    s=$(array nqueens "$NQ_N" "$work/nq")
+    s=$(submitted nqueens "$NQ_N" "$work/nq" "${gflag[@]}")
     row "nqueens $NQ_N|submit -G $GPUS_PER_TASK, $PARTS-task array|$s|$(exact "$work/nq")|$(ids "$work/nq")"
 fi
 if run_if costas; then
-    s=$(array costas "$COSTAS_N" "$work/costas")
+    s=$(submitted costas "$COSTAS_N" "$work/costas" "${gflag[@]}")
     row "costas $COSTAS_N|submit -G $GPUS_PER_TASK, $PARTS-task array|$s|$(exact "$work/costas")|$(ids "$work/costas")"
 fi
 if run_if cancel; then  # scancel while running, then resubmit: every partition exact once, none counted twice
@@ -182,7 +175,7 @@ if run_if cancel; then  # scancel while running, then resubmit: every partition 
 fi
 
 if run_if time-limit; then  # each worker signalled before its 1-minute limit: checkpoint, requeue, resume
-    s=$(workers costas "$LIMIT_N" "$work/limit" "$ngpu" 1 --time 1 --signal-seconds 40)
+    s=$(submitted costas "$LIMIT_N" "$work/limit" --workers "$ngpu" $(gpu_opt 1) --time 1 --signal-seconds 40)
     row "costas $LIMIT_N|--workers $ngpu -G 1 --time 1: requeued $(restarts "$work/limit")x|$s|$(exact "$work/limit")|$(ids "$work/limit")"
 fi
 

@@ -96,6 +96,8 @@ def _missing_row(partition: int, manifest: Manifest) -> dict[str, Any]:
     """A partition without a result (only in a partial ledger): what the pool says of it, counts null."""
     entry = manifest.partition(partition)
     return {"partition": partition, "counted": False, "states": entry.rows, "estimated_nodes": entry.estimated_cost}
+
+
 def collect(layout: RunLayout) -> Collected:
     """Read every result, refuse foreign ones, write the ledger (ledger.partial.parquet while partitions are
     missing), and total the accepted counts."""
@@ -116,8 +118,7 @@ def collect(layout: RunLayout) -> Collected:
         classes = sum(int(c) for c in rows.column("classes").to_pylist())
     collected = Collected(manifest, counted, missing, total, problem.known_total(manifest.n), pa.table({}), classes,
                           problem.known_classes(manifest.n), rows.column("seconds_total").to_pylist(),
-                          sum(rows.column("seconds_kernel").to_pylist()))
-    collected.done = scan.done
+                          sum(rows.column("seconds_kernel").to_pylist()), done=scan.done)
     collected.verified = verified(layout, RunResults(manifest, scan.done))
     agreeing = collected.verified.agreeing_sites()
     schema = _ledger_schema(problem.counts_classes, rows.column("nodes").null_count < rows.num_rows)

@@ -123,7 +123,11 @@ class RunLayout:
         return self.pool_dir / f"{self.part_name(partition)}.parquet"
 
     def result_file(self, partition: int) -> Path:
-        return self.results_dir / f"{self.part_name(partition)}{_RESULT}"
+        return self.results_dir / self.result_file_name(partition)
+
+    def result_file_name(self, partition: int) -> str:
+        """result_file's name alone (a scan of 20,000 joins it to the folder as a string: a Path each cost 0.7 s)."""
+        return f"{self.part_name(partition)}{_RESULT}"
 
     @property
     def results_index(self) -> Path:

@@ -590,8 +590,12 @@ def verified_result(layout: RunLayout, manifest: Manifest, partition: int, raw: 
 def _check_solutions_seal(layout: RunLayout, record: ResultRecord) -> None:
     """UserError where the solutions file ``record`` seals is missing or is not the one it sealed."""
     if record.solutions_file is not None:
-        read_sealed(layout.solutions_file(record.partition), record.solutions_file.sha256,
-                    f"partition {record.partition}: ", "result")
+        check_solutions_file(layout, record.partition, record.solutions_file.sha256)
+
+
+def check_solutions_file(layout: RunLayout, partition: int, sha256: str) -> None:
+    """UserError where the partition's solutions file is missing or its sha256 is not ``sha256`` (its result's seal)."""
+    read_sealed(layout.solutions_file(partition), sha256, f"partition {partition}: ", "result")
 
 
 def attempts_so_far(layout: RunLayout, partition: int) -> int:

@@ -33,7 +33,7 @@ from permenum.errors import UserError
 from permenum.layout import RunLayout
 from permenum import __version__
 from permenum.ledger_rows import RESULT_COLUMNS, ResultError, result_row
-from permenum.records import Manifest, ResultRecord, verified_result
+from permenum.records import Manifest, ResultRecord, check_solutions_file, verified_result
 
 _MAGIC = b"permenum-result-index/1\n"
 _DIGEST = "file_sha256"  # of the result file's bytes
@@ -102,7 +102,7 @@ def scan_results(layout: RunLayout, manifest: Manifest) -> ResultScan:
         p = entry.index
         if p not in present:
             continue
-        path = os.path.join(folder, f"{layout.part_name(p)}.json")
+        path = os.path.join(folder, layout.result_file_name(p))
         try:
             with open(path, "rb") as fh:
                 raw = fh.read()
@@ -144,13 +144,11 @@ def _solutions_sound(layout: RunLayout, rows: pa.Table) -> tuple[pa.Table, dict[
     sealed = rows.column(_SOLUTIONS)
     if sealed.null_count == len(sealed):
         return rows, {}
-    from permenum.sealed import read_sealed
-
     broken: dict[int, str] = {}
     for p, sha in zip(rows.column("partition").to_pylist(), sealed.to_pylist()):
         if sha is not None:
             try:
-                read_sealed(layout.solutions_file(p), sha, f"partition {p}: ", "result")
+                check_solutions_file(layout, p, sha)
             except UserError as exc:
                 broken[p] = str(exc)
     if not broken:

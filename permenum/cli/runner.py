@@ -17,6 +17,7 @@ from permenum.words import plural
 
 if TYPE_CHECKING:
     from permenum.jobs.collect import Collected
+    from permenum.jobs.local import LocalRunSummary
     from permenum.jobs.verify import Verified
     from permenum.task_options import TaskOptions
 
@@ -66,18 +67,24 @@ def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", aga
         err.print(f"interrupted: {'; '.join(x for x in (stopped, waiting) if x)}; run `{again}` again to resume",
                   markup=False)
         return EXIT_INTERRUPTED
-    for i, why in sorted(summary.failed.items()):
-        err.print(f"[red]partition {i} failed:[/red] {escape(why)}")
-    if summary.refused:  # a full disk fails every partition alike: one line, exit 74 as `task` does (app.main)
-        first, which = summary.refused[min(summary.refused)], sorted(summary.refused)
-        named = f"{plural(len(which), 'partition', False)} {ranges(which)}"
-        raise OSError(first.errno, f"{first.strerror}; {named} not counted", first.filename)
+    report_failures(summary)
     if summary.failed:  # a failed partition has no result, so running again counts it again
         out.print(f"next: `permenum status {shlex.quote(str(layout.root))}` says why, then `{again}` again to retry "
                   "the failed partitions", markup=False)
         return EXIT_INCOMPLETE
     # left to another executor: done only if it has finished them by now (one more scan, only then)
     return EXIT_INCOMPLETE if summary.claimed and set(summary.claimed) & set(pending_partitions(layout)) else 0
+
+
+def report_failures(summary: "LocalRunSummary") -> None:
+    """Each failed partition in a line; a partition whose writes the system refused raises its OSError (a full
+    disk fails every partition alike: one line, exit 74, as `task` does: app.main)."""
+    for i, why in sorted(summary.failed.items()):
+        err.print(f"[red]partition {i} failed:[/red] {escape(why)}")
+    if summary.refused:
+        first, which = summary.refused[min(summary.refused)], sorted(summary.refused)
+        named = f"{plural(len(which), 'partition', False)} {ranges(which)}"
+        raise OSError(first.errno, f"{first.strerror}; {named} not counted", first.filename)
 
 
 def verified_line(v: "Verified") -> str:

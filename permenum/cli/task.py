@@ -10,7 +10,7 @@ import click
 
 from permenum.cli.common import err, existing_run, out
 from permenum.cli.options import Renaming, index_option, only_option, task_options
-from permenum.cli.runner import open_device, task_options as checked_options
+from permenum.cli.runner import open_device, report_failures, task_options as checked_options
 from permenum.errors import UserError
 from permenum.layout import RunLayout
 from permenum.words import plural
@@ -107,12 +107,7 @@ def _count_list(layout: RunLayout, partitions: list[int], options: "TaskOptions"
                   f"{compact_ranges(summary.not_started) or 'none'} not started; "
                   f"{TaskEnvironment.read().after_interrupt(stop.signum)}", markup=False)
         sys.exit(EXIT_INTERRUPTED)
-    for partition, why in sorted(summary.failed.items()):
-        err.print(f"partition {partition} failed: {why}", markup=False)
-    if summary.refused:  # a full disk fails every partition alike: one line, exit 74 (app.main)
-        first = summary.refused[min(summary.refused)]
-        raise OSError(first.errno, f"{first.strerror}; partitions {compact_ranges(sorted(summary.refused))} not counted",
-                      first.filename)
+    report_failures(summary)
     if summary.failed or failed_here:
         sys.exit(1)
 
