@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
 
-from permenum.signals import STOP_SIGNALS, release_stop_signals, start_resource_tracker
+from permenum.signals import STOP_SIGNALS, release_stop_signals, start_resource_tracker, stop_signals_held
 from permenum.solver.devices import Visibility, see_only
 
 #: What every child imports (the modules its target lives in, and through them the rest).
@@ -57,11 +57,11 @@ def start_early() -> None:
         return
     start_resource_tracker()
     mp.get_context("forkserver").set_forkserver_preload(PRELOAD)
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     safe = os.environ.get("PYTHONSAFEPATH")
     os.environ["PYTHONSAFEPATH"] = "1"
     try:
-        forkserver.ensure_running()
+        with stop_signals_held():
+            forkserver.ensure_running()
         _server = True
     except OSError:
         pass  # context() spawns
@@ -70,7 +70,6 @@ def start_early() -> None:
             del os.environ["PYTHONSAFEPATH"]
         else:
             os.environ["PYTHONSAFEPATH"] = safe
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def alive(process: BaseProcess) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pyopencl as cl
 
 from permenum.errors import UserError
+from permenum.signals import stop_signals_held
 
 _TYPES = {"gpu": cl.device_type.GPU, "cpu": cl.device_type.CPU, "accelerator": cl.device_type.ACCELERATOR}
 
@@ -145,7 +146,7 @@ def _compiles(ref: DeviceRef) -> bool:
     key = (ref.platform_index, ref.device_index)
     with _probing:
         if key not in _probed:
-            device = cl.get_platforms()[ref.platform_index].get_devices()[ref.device_index]
+            device = platforms()[ref.platform_index].get_devices()[ref.device_index]
             try:
                 context = cl.Context([device])
                 cl.Program(context, "__kernel void probe(__global int *a) { a[0] = 1; }").build()
@@ -177,13 +178,23 @@ def _usable(refs: list[DeviceRef]) -> list[DeviceRef]:
     return [r for r in refs if r in cpus or (not _is_cpu(r) and _compiles(r))]
 
 
+def platforms() -> list[cl.Platform]:
+    """The OpenCL platforms, asked for with the stop signals held: the first call starts the drivers, whose
+    threads keep that mask (permenum.signals.stop_signals_held). PoCL links each kernel with `ld`, started
+    from such a thread when the kernel is first launched; a USR1 sent to the whole process group killed that
+    linker, and the worker process aborted on the failed link, reporting its partitions failed instead of
+    checkpointed."""
+    with stop_signals_held():
+        return cl.get_platforms()
+
+
 def all_devices() -> list[DeviceRef]:
     try:
-        platforms = cl.get_platforms()
+        found = platforms()
     except cl.Error:
-        platforms = []
+        found = []
     refs = []
-    for pi, platform in enumerate(platforms):
+    for pi, platform in enumerate(found):
         try:
             devices = platform.get_devices()
         except cl.Error:
@@ -247,7 +258,7 @@ def own_visibility(spec: str | None, group: tuple[int, ...]) -> Visibility | Non
     if not chosen or any(r.sub_index is not None or not r.is_gpu or "NVIDIA" not in r.device.platform.name
                          for r in refs):
         return None
-    count = len(cl.get_platforms()[chosen[0].platform_index].get_devices())
+    count = len(platforms()[chosen[0].platform_index].get_devices())
     visible = visible_subset(os.environ.get("CUDA_VISIBLE_DEVICES"), count, [r.device_index for r in chosen])
     shown = ",".join(str(r.device_index if r.shown_index is None else r.shown_index) for r in chosen)
     return None if visible is None else Visibility(visible, shown, tuple(r.model for r in chosen))

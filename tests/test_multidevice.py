@@ -300,3 +300,43 @@ def test_a_stop_signal_to_the_whole_process_group_stops_cleanly(tmp_path: Path) 
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 75 and any(layout.checkpoints_dir.glob("*.ckpt")), err  # stopped, checkpointed
     assert "Traceback" not in err and "KeyError" not in err, err
+
+
+_LINK_UNDER_SIGNALS = """
+import os, signal, sys, threading, time
+import pyopencl as cl
+from permenum.solver.devices import all_devices
+
+cpu = next(r for r in all_devices() if r.device.type & cl.device_type.CPU)
+ctx = cl.Context([cpu.device])
+queue, out = cl.CommandQueue(ctx), cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 64)
+got = []
+signal.signal(signal.SIGUSR1, lambda signum, frame: got.append(signum))  # in place of PoCL's own
+
+
+def pester() -> None:
+    while True:
+        os.killpg(os.getpgrp(), signal.SIGUSR1)
+        time.sleep(0.002)
+
+
+threading.Thread(target=pester, daemon=True).start()
+for i in range(6):  # a source never built before: PoCL links it at its first launch
+    text = "__kernel void k(__global int *a) { a[get_global_id(0)] = %d; }" % (i + 1000 * os.getpid())
+    cl.Program(ctx, text).build().k(queue, (16,), None, out)
+    queue.finish()
+print("linked", len(got) > 0)
+"""
+
+
+def test_pocl_links_kernels_while_the_whole_process_group_gets_usr1() -> None:
+    """The failure behind a flaky stop (exit 1, partitions 'failed' with exit code -6, on a fresh machine whose
+    kernel cache was empty): PoCL links a kernel at its first launch by starting `ld` from its own thread,
+    and a USR1 to the whole process group killed that linker; the process aborted on the failed link. The
+    drivers' threads now start with the stop signals held (solver.devices.platforms), and so does the
+    linker: here every kernel links while the group gets a USR1 every 2 ms."""
+    env = {**os.environ, "POCL_KERNEL_CACHE": "0"}
+    done = subprocess.run([sys.executable, "-c", _LINK_UNDER_SIGNALS], capture_output=True, text=True, timeout=300,
+                          env=env, start_new_session=True)
+    assert done.returncode == 0 and done.stdout.split() == ["linked", "True"], done.stderr[-2000:]
+    assert "linking" not in done.stderr, done.stderr[-2000:]
