@@ -1,0 +1,260 @@
+// Costas array completion, centre first (`cf`, the pool's symmetry mode "centre"): every work-item takes
+// states from a global atomic counter; a state holds the rows of the first columns in the reading order
+// (odd n: m, m-1, m+1, m-2, ...; even n: m0, m1, m0-1, m1+1, ...), and the search goes on with the
+// unplaced column of the fewest rows left (ties: the one read first), which visits about 2-3x fewer nodes
+// than fc's left to right at orders 14-17 (bench/costas_orders.c, bench/NOTES.md).
+//
+// Forward checking, complete in any order: each unplaced column keeps its domain (the rows consistent
+// with every placed dot), per level. A new dot N = (c, v) forbids a row x of an unplaced column u only
+// through a repeated vector with X = (u, x) and N among the four dots, four table lookups: X - N a vector
+// of two older dots (E), X + N the sum of two older dots or twice one (S), X = 2N - o (RF), 2X = N + o
+// (MID). A dot enters the tables when its node is expanded and leaves them on the way back (XOR: the
+// vectors and sums of a valid partial array are all distinct).
+//
+// Symmetry: the group {id, H, V, HV} (column and row reflections) around the centre. An array is kept
+// when its reading is the smallest of its 4 images; at each node the first reading position that two
+// readings do not both decide becomes a domain filter, a smaller image prunes, a larger one settles that
+// image for the subtree. Leaves are checked in full. The transposes are not cut: the host counts each
+// class of 8 once, at its smallest reading (permenum.problems.costas_symmetry.centre_class_share).
+//
+// Build options: -DNMAX=<n> (sizes the private tables), -DCOUNT_NODES. The arguments are fc's.
+
+#ifndef NMAX
+#define NMAX 32
+#endif
+#define NONE 0xffu
+#define CST_DONE 0xffu          // an image settled (larger) for the whole subtree
+#define EO (NMAX - 1)           // E[EO + dc]: signed column distance dc of a vector, -(n-1)..n-1
+#define RO (NMAX - 1)           // RF[RO + 2c - u], MID[.][RO + 2u - c]: -(n-1)..2(n-1)
+#define RSIZE (3 * NMAX - 2)
+
+inline uint le_mask(int t, uint full) { return t < 0 ? 0u : t >= 31 ? full : ((2u << t) - 1u) & full; }
+inline uint ge_mask(int t, uint full) { return t <= 0 ? full : t > 31 ? 0u : full & ~((1u << t) - 1u); }
+
+// The centre rule resumed at each image's first undecided reading position (in -> out, per image); the
+// positions before it are decided and equal in both readings, so they stay so below. Narrows nd in place.
+// Returns the columns it narrowed, or ~0u: a smaller image or an empty domain (the node dies).
+inline uint centre_filter(const uint n, const uint full, const uchar *cpos, const uchar *p, uint *nd,
+                          const uchar *in, uchar *out)
+{
+    uint changed = 0;
+    for (int g = 1; g < 4; ++g) {
+        const int gh = g & 1, gv = g & 2;
+        uint i = in[g];
+        if (i == CST_DONE) { out[g] = CST_DONE; continue; }
+        for (; i < n; ++i) {
+            const uint c = cpos[i], c2 = gh ? n - 1u - c : c;
+            const uint x = p[c], y2 = p[c2];
+            if (x != NONE && y2 != NONE) {
+                const uint y = gv ? n - 1u - y2 : y2;
+                if (x < y) { i = CST_DONE; break; }
+                if (x > y) return ~0u;
+                continue;
+            }
+            uint a = nd[c], b = nd[c2];
+            if (c == c2) {
+                if (!gv) continue;  // H on the centre column: always equal
+                a &= le_mask(((int)n - 1) / 2, full);
+            } else if (x != NONE) {
+                b &= gv ? le_mask((int)n - 1 - (int)x, full) : ge_mask((int)x, full);
+            } else if (y2 != NONE) {
+                a &= gv ? le_mask((int)n - 1 - (int)y2, full) : le_mask((int)y2, full);
+            } else if (gv) {  // p[c] + p[c2] <= n-1
+                if (!a || !b) return ~0u;
+                a &= le_mask((int)n - 1 - (int)ctz(b), full);
+                if (a) b &= le_mask((int)n - 1 - (int)ctz(a), full);
+            } else {          // p[c] <= p[c2]
+                if (!a || !b) return ~0u;
+                a &= le_mask(31 - (int)clz(b), full);
+                if (a) b &= ge_mask((int)ctz(a), full);
+            }
+            if (x == NONE) {
+                if (!a) return ~0u;
+                if (a != nd[c]) { nd[c] = a; changed |= 1u << c; }
+            }
+            if (y2 == NONE && c2 != c) {
+                if (!b) return ~0u;
+                if (b != nd[c2]) { nd[c2] = b; changed |= 1u << c2; }
+            }
+            break;
+        }
+        out[g] = (uchar)i;
+    }
+    return changed;
+}
+
+__kernel void costas_cf(const uint n, const uint depth, const uint nstates,
+                        __global const uchar *prefixes, __global ulong *counts,
+                        __global ulong *nodes, volatile __global uint *next,
+                        __global uchar *found, volatile __global uint *nfound,
+                        const uint capacity)
+{
+    const uint full = n >= 32u ? 0xffffffffu : ((1u << n) - 1u);
+    const uint n1 = n - 1u;
+    uchar cpos[NMAX], tie[NMAX];  // reading order; each column's place in it (the tie rule)
+    uchar p[NMAX];                // row of each column, NONE while unplaced
+    uchar pc[NMAX], pr[NMAX];     // the placed dots in placement order (level)
+    uchar lvc[NMAX];              // per level: the column branched on
+    uint lvm[NMAX];               // per level: the rows left to try
+    uchar cst[NMAX + 1][4];       // per level: the centre rule's resume positions
+    uint dom[NMAX + 1][NMAX];     // per level: the domains of the unplaced columns
+    ulong E[2 * NMAX - 1], S[2 * NMAX - 1], RF[RSIZE];
+    uint MID[2][RSIZE];
+
+    {
+        const int m = ((int)n - 1) / 2;
+        uint k = 0;
+        if ((n & 1u) == 0u) {
+            for (int s = 0; k < n; ++s) { cpos[k++] = (uchar)(m - s); cpos[k++] = (uchar)(m + 1 + s); }
+        } else {
+            cpos[k++] = (uchar)m;
+            for (int s = 1; k < n; ++s) { cpos[k++] = (uchar)(m - s); if (k < n) cpos[k++] = (uchar)(m + s); }
+        }
+        for (uint i = 0; i < n; ++i) tie[cpos[i]] = (uchar)i;
+    }
+
+    for (;;) {
+        const uint state = atomic_inc(next);
+        if (state >= nstates) break;
+        ulong cnt = 0, nd_count = 0;
+        for (uint i = 0; i < 2u * NMAX - 1u; ++i) E[i] = S[i] = 0;
+        for (uint i = 0; i < RSIZE; ++i) { RF[i] = 0; MID[0][i] = MID[1][i] = 0; }
+        for (uint u = 0; u < n; ++u) { p[u] = NONE; dom[0][u] = full; }
+        uint placed_cols = 0, placed_rows = 0;
+        {
+            const uchar zero[4] = {0, 0, 0, 0};
+            if (centre_filter(n, full, cpos, p, dom[0], zero, cst[0]) == ~0u) continue;
+        }
+
+        // Place (c, v) at level lv (its dot already in p, pc, pr and the placed masks): the next level's
+        // domains, resume positions, and in *nextc the column to branch on. 0: the node dies.
+#define PROPAGATE(lv, c, v, ok, nextc)                                                                   \
+        {                                                                                                \
+            const uint un_ = ~placed_cols & full, bit_ = 1u << (v);                                     \
+            const int sh_ = (int)n1 - (int)(v), sm_ = (int)((v) + 1u) >> 1, sr_ = 62 - 2 * (int)(v);     \
+            uint any_ = 0, best_ = ~0u;                                                                  \
+            ok = 1;                                                                                      \
+            for (uint m_ = un_; m_; m_ &= m_ - 1u) {                                                     \
+                const uint u = ctz(m_);                                                                  \
+                const uint x = dom[lv][u] & ~bit_ & ~(uint)(E[EO + u - (c)] >> sh_)                     \
+                               & ~(uint)(S[u + (c)] >> (v)) & ~(uint)(RF[RO + 2 * (c) - u] >> sr_)      \
+                               & ~(MID[(v) & 1u][RO + 2 * u - (c)] << sm_);                              \
+                if (!x) { ok = 0; break; }                                                               \
+                dom[(lv) + 1][u] = x;                                                                    \
+                any_ |= x;                                                                               \
+                const uint key_ = popcount(x) << 12 | (uint)tie[u] << 6 | u;                             \
+                best_ = min(best_, key_);                                                                \
+            }                                                                                            \
+            if (ok) {                                                                                    \
+                uint changed_ = 0;                                                                       \
+                if ((cst[lv][1] & cst[lv][2] & cst[lv][3]) == CST_DONE)                                  \
+                    for (int g_ = 0; g_ < 4; ++g_) cst[(lv) + 1][g_] = CST_DONE;                        \
+                else                                                                                     \
+                    changed_ = centre_filter(n, full, cpos, p, dom[(lv) + 1], cst[lv], cst[(lv) + 1]);   \
+                if (changed_ == ~0u) ok = 0;                                                             \
+                else if (changed_) {                                                                     \
+                    any_ = 0;                                                                            \
+                    for (uint m_ = un_; m_; m_ &= m_ - 1u) any_ |= dom[(lv) + 1][ctz(m_)];              \
+                    for (uint m_ = changed_; m_; m_ &= m_ - 1u) {                                        \
+                        const uint u = ctz(m_);                                                          \
+                        best_ = min(best_, popcount(dom[(lv) + 1][u]) << 12 | (uint)tie[u] << 6 | u);    \
+                    }                                                                                    \
+                }                                                                                        \
+                if (ok && (~placed_rows & full & ~any_)) ok = 0;                                         \
+                nextc = best_ & 63u;                                                                     \
+            }                                                                                            \
+        }
+        // A dot into (or out of) the tables: its vectors and sums with the older dots, and its own entries.
+#define TOGGLE(lv, c, v)                                                                                 \
+        {                                                                                                \
+            for (uint i_ = 0; i_ < (lv); ++i_) {                                                         \
+                const uint co_ = pc[i_], ro_ = pr[i_];                                                   \
+                E[EO + (c) - co_] ^= 1ul << (n1 + (v) - ro_);                                            \
+                E[EO + co_ - (c)] ^= 1ul << (n1 - (v) + ro_);                                            \
+                S[(c) + co_] ^= 1ul << ((v) + ro_);                                                      \
+            }                                                                                            \
+            S[2 * (c)] ^= 1ul << (2 * (v));                                                              \
+            RF[RO + (c)] ^= 1ul << (62 - (v));                                                           \
+            MID[(v) & 1u][RO + (c)] ^= 1u << ((v) >> 1);                                                 \
+        }
+
+        // the state's own dots, placed as the search would place them (a dead state counts nothing)
+        uint lv = 0, col = cpos[0];
+        int alive = 1;
+        for (; lv < depth && alive; ++lv) {
+            const uint c = cpos[lv], v = prefixes[state * depth + lv];
+            if (!(dom[lv][c] >> v & 1u)) { alive = 0; break; }
+            pc[lv] = (uchar)c; pr[lv] = (uchar)v; p[c] = (uchar)v;
+            placed_cols |= 1u << c; placed_rows |= 1u << v;
+            if (lv + 1u < n) {
+                int ok;
+                PROPAGATE(lv, c, v, ok, col)
+                if (!ok) { alive = 0; break; }
+                if (lv + 2u < n) TOGGLE(lv, c, v)
+            }
+        }
+        if (!alive) { counts[state] = 0; continue; }
+
+        // Leaf: the array is kept when no image of the group reads smaller.
+#define LEAF()                                                                                           \
+        {                                                                                                \
+            int keep_ = 1;                                                                               \
+            for (int g_ = 1; g_ < 4 && keep_; ++g_)                                                      \
+                for (uint i_ = 0; i_ < n; ++i_) {                                                        \
+                    const uint c_ = cpos[i_], x_ = p[c_], y2_ = p[g_ & 1 ? n1 - c_ : c_];                \
+                    const uint y_ = g_ & 2 ? n1 - y2_ : y2_;                                             \
+                    if (x_ != y_) { keep_ = x_ < y_; break; }                                            \
+                }                                                                                        \
+            if (keep_) {                                                                                 \
+                ++cnt;                                                                                   \
+                const uint slot_ = atomic_inc(nfound);                                                   \
+                if (slot_ < capacity)                                                                    \
+                    for (uint j_ = 0; j_ < n; ++j_) found[slot_ * n + j_] = p[j_];                       \
+            }                                                                                            \
+        }
+        if (lv == n) {
+            LEAF()
+        } else {
+            const uint top = lv;
+            lvc[lv] = (uchar)col;
+            lvm[lv] = dom[lv][col];
+            for (;;) {
+                const uint m = lvm[lv];
+                if (!m) {  // level done: back to the parent and take its dot out
+                    if (lv == top) break;
+                    --lv;
+                    const uint c = lvc[lv], v = pr[lv];
+                    if (lv + 2u < n) TOGGLE(lv, c, v)
+                    placed_cols &= ~(1u << c); placed_rows &= ~(1u << v); p[c] = NONE;
+                    continue;
+                }
+                const uint v = ctz(m), c = lvc[lv];
+                lvm[lv] = m & (m - 1u);
+#ifdef COUNT_NODES
+                ++nd_count;
+#endif
+                pc[lv] = (uchar)c; pr[lv] = (uchar)v; p[c] = (uchar)v;
+                placed_cols |= 1u << c; placed_rows |= 1u << v;
+                if (lv + 1u < n) {
+                    int ok;
+                    uint nextc = 0;
+                    PROPAGATE(lv, c, v, ok, nextc)
+                    if (ok) {
+                        if (lv + 2u < n) TOGGLE(lv, c, v)
+                        ++lv;
+                        lvc[lv] = (uchar)nextc;
+                        lvm[lv] = dom[lv][nextc];
+                        continue;
+                    }
+                } else {
+                    LEAF()
+                }
+                placed_cols &= ~(1u << c); placed_rows &= ~(1u << v); p[c] = NONE;
+            }
+        }
+        counts[state] = cnt;
+#ifdef COUNT_NODES
+        nodes[state] = nd_count;
+#endif
+    }
+}
