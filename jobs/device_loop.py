@@ -115,7 +115,7 @@ class DeviceLoop:
         s, o, dev = self.spec, self.spec.options, device_context(self.ref)
         self.solver = RefiningSolver(lambda depth: make_solver(s.problem, dev, s.n, depth, o.kernel, s.symmetry,
                                                                o.count_nodes),
-                                     variant_for(s.problem, dev, o.kernel), self.problem, s.n, s.symmetry, s.target,
+                                     variant_for(s.problem, dev, o.kernel, s.symmetry), self.problem, s.n, s.symmetry, s.target,
                                      dev.launching)
         self.setup_seconds = time.perf_counter() - t0
         return self.solver

@@ -125,7 +125,7 @@ def estimate(problem_name: str, n: int, device: str | None, sample_seconds: floa
     dev = open_first(device)
     ref = dev.ref
     solver = RefiningSolver(lambda depth: make_solver(problem.name, dev, n, depth, kernel, symmetry, False),
-                            variant_for(problem.name, dev, kernel), problem, n, symmetry,
+                            variant_for(problem.name, dev, kernel, symmetry), problem, n, symmetry,
                             (problem.sample_states_per_lane or problem.states_per_lane) * device_lanes(ref),
                             dev.launching)
     result = Estimate(problem.name, n, symmetry, ref.label, len(states), states.depth,

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from permenum.atomic import quarantine, write_atomic
 from permenum.errors import UserError, one_line
 from permenum.layout import RunLayout
-from permenum.problems.costas_symmetry import class_share, is_canonical, is_costas, representative, symmetries
+from permenum.problems.costas_symmetry import found_by, is_costas, representative, share_in, symmetries
 from permenum.records import ResultRecord, SolutionsSeal, load_manifest, sound_result
 from permenum.result_index import scan_results
 from permenum.sealed import read_sealed
@@ -110,10 +110,10 @@ def check_arrays(path: Path, arrays: list[Array], record: ResultRecord, symmetry
         return arrays
     if len(set(arrays)) != len(arrays):
         raise UserError(f"{path} holds an array twice: not what the result of partition {record.partition} counted")
-    if symmetry == "canonical" and (stray := next((a for a in arrays if not is_canonical(a)), None)) is not None:
-        raise UserError(f"{path} holds {list(stray)}, which the canonical search never finds: not what the result "
+    if (stray := next((a for a in arrays if not found_by(symmetry)(a)), None)) is not None:
+        raise UserError(f"{path} holds {list(stray)}, which the {symmetry} search never finds: not what the result "
                         f"of partition {record.partition} counted")
-    shares = [class_share(a) for a in arrays]
+    shares = [share_in(symmetry)(a) for a in arrays]
     weighted, classes = sum(w for w, _ in shares), sum(c for _, c in shares)
     if (weighted, classes) != (record.weighted, record.classes):
         raise UserError(f"{path}: its arrays are {weighted} solutions in {classes} classes, the result of partition "
@@ -163,11 +163,11 @@ def stored_arrays(layout: RunLayout, expand: bool) -> StoredArrays:
 
 
 def orbit_gaps(classes: list[Array], stored: set[Array], symmetry: str) -> list[Array]:
-    """The members of these classes that a whole search finds (every member; under canonical symmetry, those
-    it lets through, costas_symmetry.is_canonical) and that no partition stored: a whole run has none.
+    """The members of these classes that a whole search finds (costas_symmetry.found_by: every member, or those
+    the canonical or centre search lets through) and that no partition stored: a whole run has none.
     Why: it catches an array taken away, with its raw count, from a partition that did not hold its class's
     representative (check_arrays cannot: there the partition's counts still add up)."""
-    searched = (lambda a: is_canonical(a)) if symmetry == "canonical" else (lambda a: True)
+    searched = found_by(symmetry)
     return sorted(m for r in classes for m in set(symmetries(r)) if searched(m) and m not in stored)
 
 

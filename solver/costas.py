@@ -14,16 +14,20 @@ from permenum.problems import StateBatch
 from permenum.solver.opencl import BatchCounts, DeviceContext, Staged, build_id, download, timed_launch, upload, zeros
 
 
-#: variant -> kernel function (costas.cl says what each does); retired variants: bench/NOTES.md
-_FUNCTIONS: dict[str, str] = {"dfs": "costas_dfs", "fc": "costas_fc"}
+#: variant -> (kernel file, function): costas.cl and costas_cf.cl say what each does; retired variants:
+#: bench/NOTES.md. cf searches the centre mode's states (its own reading order and symmetry rule), the
+#: others left-to-right prefixes.
+_FUNCTIONS: dict[str, tuple[str, str]] = {"dfs": ("costas.cl", "costas_dfs"), "fc": ("costas.cl", "costas_fc"),
+                                          "cf": ("costas_cf.cl", "costas_cf")}
 VARIANTS: tuple[str, ...] = tuple(_FUNCTIONS)
+CENTRE = "centre"  # the symmetry mode cf serves, and only it
 FC_MAX_N = 31  # costas_fc marks the columns past the last with bit 31 (order 32: --kernel dfs)
 
 
-def default_variant(dev: DeviceContext) -> str:
-    """fc on every device since its steps stopped asking whether a column exists (H100 order 20: 13.7 s vs
+def default_variant(dev: DeviceContext, symmetry: str) -> str:
+    """cf for the centre mode's pools; otherwise fc on every device since its steps stopped asking whether a column exists (H100 order 20: 13.7 s vs
     32.6 s for the retired lds, itself 3.4x dfs there; PoCL order 14: 0.83 s vs 1.23 s for dfs)."""
-    return "fc"
+    return "cf" if symmetry == CENTRE else "fc"
 
 
 def default_split(dev: DeviceContext, n: int, depth: int) -> int:
@@ -54,20 +58,24 @@ class CostasKernel:
 
     @staticmethod
     def check(variant: str, symmetry: str) -> None:
-        """Refuse a variant this build does not have (both serve every symmetry mode)."""
+        """Refuse a variant this build does not have, or one that cannot read the pool's states (cf reads the
+        centre mode's, the others left-to-right prefixes)."""
         if variant not in VARIANTS:
             raise UserError(f"unknown costas kernel {variant!r} (choose from {', '.join(VARIANTS)})")
+        if (variant == "cf") != (symmetry == CENTRE):
+            raise UserError(f"costas kernel {variant} does not search symmetry {symmetry}: kernel cf goes with "
+                            f"symmetry {CENTRE}, and only with it")
 
     def __init__(self, dev: DeviceContext, n: int, symmetry: str, count_nodes: bool = False, capacity: int = 4096,
                  variant: str | None = None, wg: int | None = None, build_options: tuple[str, ...] = (),
                  split: int | None = None):
-        variant = variant or default_variant(dev)
+        variant = variant or default_variant(dev, symmetry)
         self.check(variant, symmetry)
         if variant == "fc" and n > FC_MAX_N:
             raise UserError(f"costas kernel fc serves orders up to {FC_MAX_N} (order {n}: use --kernel dfs)")
         self.dev, self.n, self.count_nodes, self.capacity = dev, n, count_nodes, max(capacity, 1)
         self.variant = variant
-        self.function = _FUNCTIONS[variant]
+        self.source, self.function = _FUNCTIONS[variant]
         self.local = (wg or 64) if dev.ref.is_gpu or variant == "fc" else None
         self.options = (f"-DNMAX={max(n, 1)}", f"-DCANONICAL={int(symmetry == 'canonical')}", f"-DWG={self.local or 64}",
                         *(["-DCOUNT_NODES"] if count_nodes else []), *build_options)
@@ -94,8 +102,8 @@ class CostasKernel:
         key = (min(depth, self.n - 1) + split, split) if self.function == "costas_fc" else (0, 0)
         if key not in self._kernels:
             options = self.options + ((f"-DMIN_DEPTH={key[0]}", f"-DSPLIT={split}") if self.function == "costas_fc" else ())
-            self._kernels[key] = cl.Kernel(self.dev.program("costas.cl", options), self.function)
-            self.builds = (*self.builds, build_id("costas.cl", options))
+            self._kernels[key] = cl.Kernel(self.dev.program(self.source, options), self.function)
+            self.builds = (*self.builds, build_id(self.source, options))
         return self._kernels[key]
 
     def stage(self, batch: StateBatch) -> Staged:

@@ -42,7 +42,7 @@ VARIANTS: dict[str, Variant] = {
 }
 
 
-def default_variant(dev: DeviceContext) -> str:
+def default_variant(dev: DeviceContext, symmetry: str) -> str:
     """skip on a GPU (H200, N=21 edges: 11.49 s vs 14.47 s for skip-all, the same search without the
     dead-child filter); on a CPU skip-soa, the same kernel with its slot words apart (PoCL N=16 edges,
     two runs: 2.01 / 1.91 s vs 2.17 / 2.10 s for skip: work-items vectorize over word-major slots)."""
@@ -88,7 +88,7 @@ class NQueensKernel:
 
     def __init__(self, dev: DeviceContext, n: int, depth: int, symmetry: str, variant: str | None = None,
                  count_nodes: bool = False, wg: int | None = None, build_options: tuple[str, ...] = ()) -> None:
-        variant = variant or default_variant(dev)
+        variant = variant or default_variant(dev, symmetry)
         self.check(variant, symmetry)
         spec = VARIANTS[variant]
         self.variant = variant

@@ -32,7 +32,7 @@ class SolverClass(Protocol):
     variants: tuple[str, ...]
 
     @staticmethod
-    def default_variant(dev: DeviceContext) -> str: ...
+    def default_variant(dev: DeviceContext, symmetry: str) -> str: ...
 
     def check(self, variant: str, symmetry: str) -> None: ...
 
@@ -62,6 +62,7 @@ def make_solver(problem: str, dev: DeviceContext, n: int, depth: int, variant: s
     return SOLVERS[problem].build(dev, n, depth, symmetry, variant, count_nodes)
 
 
-def variant_for(problem: str, dev: DeviceContext, variant: str | None) -> str:
-    """The kernel build ``make_solver`` gives on this device (``variant`` None: the device's default)."""
-    return variant or SOLVERS[problem].default_variant(dev)
+def variant_for(problem: str, dev: DeviceContext, variant: str | None, symmetry: str) -> str:
+    """The kernel build ``make_solver`` gives on this device (``variant`` None: the default for the device and
+    the pool's symmetry mode)."""
+    return variant or SOLVERS[problem].default_variant(dev, symmetry)

@@ -15,8 +15,11 @@ from permenum.layout import RunLayout
 from permenum.poolgen.generate import climb
 from permenum.poolgen.write import PoolSettings, write_pool
 from permenum.problems import StateBatch, get_problem
-from permenum.problems.costas_symmetry import is_canonical, is_costas, representative, symmetries
+from permenum.problems.costas_symmetry import (is_canonical, is_centre_canonical, is_costas, reading, representative,
+                                               symmetries)
 from permenum.solver.costas import VARIANTS, CostasKernel
+
+LEFT_TO_RIGHT = ("dfs", "fc")  # the kernels of the left-to-right pools (cf: the centre mode's)
 from permenum.solver.devices import select_devices
 from permenum.solver.opencl import device_context
 from tests.conftest import published
@@ -65,7 +68,7 @@ def test_canonical_search_finds_exactly_the_canonical_arrays() -> None:
         assert {representative(a) for a in arrays} <= canonical, n
         for target in (1, 64):
             states = climb(problem, n, target, 4.0, "canonical").states
-            for variant in VARIANTS:
+            for variant in LEFT_TO_RIGHT:
                 found = CostasKernel(dev, n, "canonical", variant=variant)(states).solutions
                 got = [tuple(int(x) for x in a) for a in found.tolist()]
                 if states.depth >= 2 or n <= 2:
@@ -129,11 +132,11 @@ def test_both_kernels_agree_state_by_state(symmetry: str) -> None:
     its per-depth builds."""
     dev = device_context(select_devices(None)[0])
     problem = get_problem("costas")
-    assert VARIANTS == ("dfs", "fc")
+    assert set(VARIANTS) == {*LEFT_TO_RIGHT, "cf"}
     for n, target in ((1, 64), (6, 64), (9, 1), (11, 64), (12, 4000)):
         ladder = climb(problem, n, target, 4.0, symmetry)
         out = {kernel: CostasKernel(dev, n, symmetry, count_nodes=True, variant=kernel)(ladder.states)
-               for kernel in VARIANTS}
+               for kernel in LEFT_TO_RIGHT}
         assert np.array_equal(out["dfs"].counts, out["fc"].counts), n
         assert np.all(out["fc"].nodes <= out["dfs"].nodes), n
         if n >= 8:
@@ -221,3 +224,51 @@ def test_fc_refuses_order_32_and_names_the_kernel_that_serves_it() -> None:
     with pytest.raises(UserError, match="costas kernel fc serves orders up to 31 .order 32: use --kernel dfs."):
         CostasKernel(dev, 32, "canonical")
     assert CostasKernel(dev, 32, "canonical", variant="dfs").variant == "dfs"
+
+
+def test_the_centre_first_kernel_finds_exactly_the_centre_canonical_arrays() -> None:
+    """cf (costas_cf.cl) from the centre mode's states of several depths (one column up to whole arrays):
+    exactly the arrays whose reading is the smallest of their 4 reflections (costas_symmetry, host code
+    written apart from the kernel), each class counted once at its smallest reading, the published totals
+    and classes for every order 1-12; the node-counting build counts the same and visits fewer nodes than
+    fc's left to right from order 9 on (nodes as fc counts them, 1.73x fewer at 12)."""
+    dev = device_context(select_devices(None)[0])
+    problem = get_problem("costas")
+    for n in range(1, 13):
+        every = CostasKernel(dev, n, "none", variant="fc")(climb(problem, n, 64, 4.0, "none").states).solutions
+        arrays = [tuple(int(x) for x in a) for a in every.tolist()]
+        canonical = {a for a in arrays if is_centre_canonical(a)}
+        assert all(reading(min(symmetries(a), key=reading)) in {reading(b) for b in canonical} for a in arrays)
+        for target in (1, 64, 5000):
+            states = climb(problem, n, target, 4.0, "centre").states
+            out = CostasKernel(dev, n, "centre")(states)
+            got = [tuple(int(x) for x in a) for a in out.solutions.tolist()]
+            assert sorted(got) == sorted(canonical), (n, target, states.depth)
+            tally = problem.tally(states, out.counts, out.solutions, "centre")
+            assert (tally.weighted, tally.classes) == (published("costas_total", n), published("costas_classes", n))
+        if n >= 9:  # nodes of the whole search: from the first column
+            first = climb(problem, n, 1, 4.0, "centre").states
+            counted = CostasKernel(dev, n, "centre", count_nodes=True)(first)
+            assert first.depth == 1 and counted.counts.sum() == len(canonical)
+            left = climb(problem, n, 1, 4.0, "canonical").states
+            fc = CostasKernel(dev, n, "canonical", count_nodes=True, variant="fc")(left)
+            assert left.depth == 1 and 0 < counted.nodes.sum() < fc.nodes.sum(), n
+
+
+def test_the_centre_mode_goes_with_its_kernel_only(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """A centre pool runs cf by default and exactly (with every Welch array of order 12 present); the
+    left-to-right kernels refuse it in one line, and cf refuses a left-to-right pool."""
+    run = tmp_path / "c12"
+    cli("pool", "costas", 12, run, "--symmetry", "centre", "--num-partitions", 3, check=True)
+    refused = cli("run", run, "--kernel", "fc")
+    assert refused.returncode != 0 and "kernel cf goes with symmetry centre" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    cli("run", run, check=True)
+    collected = cli("collect", run, check=True).stdout
+    assert "matches the published count 7852 and 990 classes" in collected and "all 48 Welch arrays" in collected
+    found = {tuple(map(int, line.split())) for line in cli("arrays", run, "--all", check=True).stdout.splitlines()}
+    assert len(found) == published("costas_total", 12) and set(_welch(13)) <= found
+    other = tmp_path / "c9"
+    cli("pool", "costas", 9, other, "--num-partitions", 2, check=True)
+    refused = cli("run", other, "--kernel", "cf")
+    assert refused.returncode != 0 and "kernel cf goes with symmetry centre" in refused.stderr

@@ -28,16 +28,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: The problems (permenum.problems.PROBLEMS), their symmetry modes and kernels (solver.registry.KERNELS).
 PROBLEMS = ("nqueens", "costas")
-SYMMETRIES = {"nqueens": ("edges", "dihedral", "mirror", "none"), "costas": ("canonical", "none")}
-KERNELS = {"nqueens": ("skip", "skip-soa", "skip-all", "dfs", "dsl"), "costas": ("fc", "dfs")}
+SYMMETRIES = {"nqueens": ("edges", "dihedral", "mirror", "none"), "costas": ("canonical", "centre", "none")}
+KERNELS = {"nqueens": ("skip", "skip-soa", "skip-all", "dfs", "dsl"), "costas": ("fc", "dfs", "cf")}
 
 PROBLEM = click.Choice(PROBLEMS)
 SYMMETRY = click.Choice(sorted({m for modes in SYMMETRIES.values() for m in modes}))
 KERNEL = click.Choice(sorted({k for ks in KERNELS.values() for k in ks}))
-SYMMETRY_HELP = ("Symmetry reduction: nqueens edges (default), dihedral, mirror or none; costas canonical (default) "
-                 "or none.")
+SYMMETRY_HELP = ("Symmetry reduction: nqueens edges (default), dihedral, mirror or none; costas canonical (default), "
+                 "centre (the cf kernel's centre-first search) or none.")
 KERNEL_HELP = ("Kernel variant: nqueens skip (default on a GPU), skip-soa (default on a CPU), skip-all, dfs, dsl; "
-               "costas fc (default), dfs.")
+               "costas fc (default), dfs, cf (centre-first: pools of symmetry centre, its default there).")
 WORKERS_HELP = ("Workers: each counts one partition at a time on its devices (default: one worker per device group, "
                 "every GPU used once).")
 DEVICE_HELP = "gpu | cpu | accelerator | all | PLATFORM:DEVICE[/K] (default: the GPUs, else a CPU)."

@@ -3,10 +3,12 @@
 Symmetry "canonical" (default): the 8 symmetries of the square act on Costas arrays; only arrays
 whose p[0] equals the smallest of their 8 edge offsets are searched, and of those with a corner dot
 (p[0] = 0) only the ones no larger than their transpose at column 1 (costas_symmetry.is_canonical;
-left to right this searches about a quarter of the tree, not an eighth: bench/NOTES.md). "none"
+left to right this searches about a quarter of the tree, not an eighth: bench/NOTES.md). "centre"
+(the `cf` kernel's): a state holds the rows of the columns in the centre-out reading order, and only
+arrays whose reading is the smallest of their 4 reflections are searched (CentreDots). "none"
 searches all. In both modes the host counts each symmetry class once, at its
-representative (the smallest of its 8 images, which the canonical search always finds), as the
-class's size: every partition's counts are whole numbers (costas_symmetry.class_share). States
+representative (the smallest of its 8 images, which the canonical search always finds; in the centre
+mode the image of the smallest reading), as the class's size: every partition's counts are whole numbers (costas_symmetry.class_share). States
 carry weight 1; the kernel reports every array it finds, and all of them are stored.
 """
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from permenum.problems.base import Problem, StateBatch, Tally, exact_sum
-from permenum.problems.costas_symmetry import class_share, is_costas
+from permenum.problems.costas_symmetry import is_costas, reading_order, share_in
 
 MAX_N = 32  # 2n-1 row differences per distance fit one 64-bit mask
 
@@ -80,9 +82,85 @@ class Displacements:
         return allowed.astype(np.uint32)
 
 
+class CentreDots:
+    """The centre mode's states (rows of the columns in ``reading_order``) as bitmasks, for the pool and the
+    cost walks: the rows used and, per distance d, the vectors seen in both orientations (``right[d]``: bit
+    ``p[j+d] - p[j] + n - 1``, ``left[d]``: bit ``p[j] - p[j+d] + n - 1``). The next column lies between
+    placed ones, so a row is forbidden by a vector with any placed column (not only the last, as left to
+    right) and by the midpoint case: two placed columns d to either side whose rows it halves.
+
+    Symmetry is cut here only where the prefix decides it (a reflection whose reading is smaller); the
+    kernel (costas_cf.cl) applies the whole rule as it starts from each state.
+    """
+
+    def __init__(self, n: int, prefix: np.ndarray, used: np.ndarray, right: np.ndarray, left: np.ndarray):
+        self.n, self.prefix, self.used, self.right, self.left = n, prefix, used, right, left
+        self.columns = reading_order(n)
+
+    @classmethod
+    def of(cls, n: int, prefix: np.ndarray) -> "CentreDots":
+        rows = len(prefix)
+        state = cls(n, prefix[:, :0].astype(np.uint64), np.zeros(rows, np.uint64), np.zeros((n, rows), np.uint64),
+                    np.zeros((n, rows), np.uint64))
+        for k in range(prefix.shape[1]):
+            state._record(prefix[:, k].astype(np.uint64))
+        return state
+
+    def place(self, rows: np.ndarray, values: np.ndarray) -> "CentreDots":
+        """The states ``rows`` with one more column at row ``values``."""
+        state = CentreDots(self.n, self.prefix[rows], self.used[rows], self.right[:, rows], self.left[:, rows])
+        state._record(values.astype(np.uint64))
+        return state
+
+    def _record(self, values: np.ndarray) -> None:
+        one, off, c = np.uint64(1), np.uint64(self.n - 1), self.columns[self.prefix.shape[1]]
+        for j, placed in zip(self.columns, self.prefix.T):
+            d = abs(c - j)
+            lo, hi = (placed, values) if j < c else (values, placed)
+            self.right[d] |= one << (hi + off - lo)
+            self.left[d] |= one << (lo + off - hi)
+        self.used |= one << values
+        self.prefix = np.concatenate([self.prefix, values[:, None]], axis=1)
+
+    def allowed(self) -> np.ndarray:
+        """(rows,) uint32: bit v set where the next column may take row v."""
+        n, k = self.n, self.prefix.shape[1]
+        if k == n:
+            return np.zeros(len(self.prefix), np.uint32)
+        one, off, c = np.uint64(1), np.uint64(n - 1), self.columns[k]
+        forbidden = self.used.copy()
+        placed = dict(zip(self.columns, self.prefix.T))
+        for j, rows in placed.items():  # row v forbidden where (c - j, v - p[j]) is a vector seen
+            seen = self.right[c - j] if j < c else self.left[j - c]
+            forbidden |= seen >> (off - rows)
+            mirror = placed.get(2 * c - j)  # the midpoint case: v halves p[j] and p[2c - j]
+            if mirror is not None and j < c:
+                twice = rows + mirror
+                forbidden |= np.where(twice % np.uint64(2) == 0, one << (twice // np.uint64(2)), np.uint64(0))
+        return (~forbidden & np.uint64((1 << n) - 1)).astype(np.uint32)
+
+    def dominated(self) -> np.ndarray:
+        """(rows,) bool: a reflection (H, V or HV) reads smaller on the positions the prefix decides."""
+        n, k = self.n, self.prefix.shape[1]
+        place = {c: i for i, c in enumerate(self.columns[:k])}
+        out = np.zeros(len(self.prefix), bool)
+        for mirror_columns, mirror_rows in ((True, False), (False, True), (True, True)):
+            settled = np.zeros(len(self.prefix), bool)
+            for i, c in enumerate(self.columns[:k]):
+                other = place.get(n - 1 - c if mirror_columns else c)
+                if other is None:
+                    break
+                x = self.prefix[:, i].astype(np.int64)
+                y = self.prefix[:, other].astype(np.int64)
+                y = n - 1 - y if mirror_rows else y
+                out |= ~settled & (x > y)
+                settled |= x < y
+        return out
+
+
 def valid_next(n: int, prefix: np.ndarray, symmetry: str) -> np.ndarray:
     """(rows, n) bool: which rows the next column may take without repeating a displacement."""
-    mask = Displacements.of(n, prefix, symmetry).allowed()
+    mask = CentreDots.of(n, prefix).allowed() if symmetry == "centre" else Displacements.of(n, prefix, symmetry).allowed()
     return ((mask[:, None] >> np.arange(n, dtype=np.uint32)) & np.uint32(1)).astype(bool)
 
 
@@ -92,7 +170,7 @@ class Costas(Problem):
     max_n = MAX_N
     total_series = "costas_total"
     classes_series = "costas_classes"
-    symmetry_modes = ("canonical", "none")
+    symmetry_modes = ("canonical", "centre", "none")
     default_symmetry = "canonical"
     counts_classes = True
     search_max_n = 64  # search_costas.cl: 2n - 1 displacements in two 64-bit words
@@ -111,7 +189,7 @@ class Costas(Problem):
     sample_states_per_lane = 8
 
     # an array found weighs its class's size (1 to 8) where it is the class's representative, else 0
-    solution_weights = {"canonical": (0, 8), "none": (0, 8)}
+    solution_weights = {"canonical": (0, 8), "centre": (0, 8), "none": (0, 8)}
 
     def is_solution(self, solution: list[int]) -> bool:
         return is_costas(solution)
@@ -124,10 +202,12 @@ class Costas(Problem):
             why = f"{classes} classes for {raw} arrays found and {weighted} solutions"
         return why
 
-    def walk(self, n: int, batch: StateBatch, symmetry: str) -> Displacements:
-        return Displacements.of(n, batch.prefix, symmetry)
+    def walk(self, n: int, batch: StateBatch, symmetry: str) -> Displacements | CentreDots:
+        return CentreDots.of(n, batch.prefix) if symmetry == "centre" else Displacements.of(n, batch.prefix, symmetry)
 
     def _alive(self, n: int, prefix: np.ndarray, symmetry: str) -> StateBatch:
+        if symmetry == "centre" and len(prefix):
+            prefix = prefix[~CentreDots.of(n, prefix).dominated()]
         if prefix.shape[1] < n and len(prefix):
             prefix = prefix[valid_next(n, prefix, symmetry).any(axis=1)]
         return StateBatch(prefix.astype(np.uint8), np.ones(len(prefix), np.uint8))
@@ -156,6 +236,6 @@ class Costas(Problem):
         bad = [a for a in arrays if not is_costas(a)]
         if bad:
             raise RuntimeError(f"kernel returned {len(bad)} arrays that are not Costas arrays, e.g. {bad[0]}")
-        shares = [class_share(a) for a in arrays]
+        shares = [share_in(symmetry)(a) for a in arrays]
         return Tally(sum(s for s, _ in shares), raw, sum(c for _, c in shares))
 

@@ -1,13 +1,13 @@
 """The 8 symmetries of the square acting on Costas arrays, written independently of the kernel.
 
-Used to check every array the kernel reports, to count each class once (at its representative), and
-to expand a class.
+Used to check every array the kernel reports, to count each class once (at its representative, or in
+the centre mode at its smallest reading), and to expand a class.
 A permutation ``p`` maps column i to row p[i].
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Callable, Sequence
 
 Perm = tuple[int, ...]
 
@@ -77,3 +77,50 @@ def class_share(p: Sequence[int]) -> tuple[int, int]:
     if tuple(p) != representative(p):
         return 0, 0
     return len(set(symmetries(p))), 1
+
+
+def reading_order(n: int) -> list[int]:
+    """The centre mode's columns in the order its states place them and its rule reads them: the centre
+    out, the two columns of each distance side by side (odd n: m, m-1, m+1, ...; even n: m0, m1, m0-1,
+    m1+1, ...). The column and row reflections map the set of its first k columns onto itself."""
+    m, order = (n - 1) // 2, []
+    if n % 2 == 0:
+        for s in range(n // 2):
+            order += [m - s, m + 1 + s]
+    else:
+        order = [m]
+        for s in range(1, n // 2 + 1):
+            order += [m - s, m + s]
+    return order
+
+
+def reading(p: Sequence[int]) -> Perm:
+    """p's rows in the reading order: what the centre mode compares its images by."""
+    return tuple(p[c] for c in reading_order(len(p)))
+
+
+def centre_class_share(p: Sequence[int]) -> tuple[int, int]:
+    """The centre mode's class_share: (class size, 1) where p's reading is the smallest of its 8 images'
+    readings, else (0, 0). That image reads no larger than its reflections, so the centre search finds
+    it (its rule keeps an array whose reading is the smallest of its 4 reflections); the transposes it
+    does not cut, so a class is found once or twice, and counted once."""
+    images = symmetries(p)
+    if reading(p) != min(reading(q) for q in images):
+        return 0, 0
+    return len(set(images)), 1
+
+
+def is_centre_canonical(p: Sequence[int]) -> bool:
+    """Whether the centre search finds p: its reading no larger than those of its reflections H, V and HV."""
+    own = reading(p)
+    return all(own <= reading(q) for q in symmetries(p)[1:4])
+
+
+def found_by(symmetry: str) -> Callable[[Sequence[int]], bool]:
+    """Which arrays a whole search in this symmetry mode finds (every array with no reduction)."""
+    return {"canonical": is_canonical, "centre": is_centre_canonical}.get(symmetry, lambda p: True)
+
+
+def share_in(symmetry: str) -> Callable[[Sequence[int]], tuple[int, int]]:
+    """(arrays, classes) counted at an array found in this symmetry mode: each class once."""
+    return centre_class_share if symmetry == "centre" else class_share

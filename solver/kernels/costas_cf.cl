@@ -17,7 +17,8 @@
 // image for the subtree. Leaves are checked in full. The transposes are not cut: the host counts each
 // class of 8 once, at its smallest reading (permenum.problems.costas_symmetry.centre_class_share).
 //
-// Build options: -DNMAX=<n> (sizes the private tables), -DCOUNT_NODES. The arguments are fc's.
+// Build options: -DNMAX=<n> (sizes the private tables), -DCOUNT_NODES (nodes as costas_fc counts them:
+// 1 + the placements below the state that forward checking lets live). The arguments are fc's.
 
 #ifndef NMAX
 #define NMAX 32
@@ -116,7 +117,7 @@ __kernel void costas_cf(const uint n, const uint depth, const uint nstates,
     for (;;) {
         const uint state = atomic_inc(next);
         if (state >= nstates) break;
-        ulong cnt = 0, nd_count = 0;
+        ulong cnt = 0, nd_count = 1;  // nodes as fc counts them: the state and each placement below it that lives
         for (uint i = 0; i < 2u * NMAX - 1u; ++i) E[i] = S[i] = 0;
         for (uint i = 0; i < RSIZE; ++i) { RF[i] = 0; MID[0][i] = MID[1][i] = 0; }
         for (uint u = 0; u < n; ++u) { p[u] = NONE; dom[0][u] = full; }
@@ -230,9 +231,6 @@ __kernel void costas_cf(const uint n, const uint depth, const uint nstates,
                 }
                 const uint v = ctz(m), c = lvc[lv];
                 lvm[lv] = m & (m - 1u);
-#ifdef COUNT_NODES
-                ++nd_count;
-#endif
                 pc[lv] = (uchar)c; pr[lv] = (uchar)v; p[c] = (uchar)v;
                 placed_cols |= 1u << c; placed_rows |= 1u << v;
                 if (lv + 1u < n) {
@@ -240,6 +238,9 @@ __kernel void costas_cf(const uint n, const uint depth, const uint nstates,
                     uint nextc = 0;
                     PROPAGATE(lv, c, v, ok, nextc)
                     if (ok) {
+#ifdef COUNT_NODES
+                        ++nd_count;
+#endif
                         if (lv + 2u < n) TOGGLE(lv, c, v)
                         ++lv;
                         lvc[lv] = (uchar)nextc;
@@ -247,6 +248,9 @@ __kernel void costas_cf(const uint n, const uint depth, const uint nstates,
                         continue;
                     }
                 } else {
+#ifdef COUNT_NODES
+                    ++nd_count;
+#endif
                     LEAF()
                 }
                 placed_cols &= ~(1u << c); placed_rows &= ~(1u << v); p[c] = NONE;
