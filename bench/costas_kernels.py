@@ -1,8 +1,10 @@
 """Costas kernel variants side by side: one launch over an in-memory pool each, every array checked.
 
-    python bench/costas_kernels.py --device gpu --orders 16 17 18 19 20 --variants lds fc --target 1048576
+    python bench/costas_kernels.py --device gpu --orders 16 17 18 19 20 --variants fc cf --nodes --target 1048576
 
-No files, no chunks: this isolates the kernel (bench/bench.py times the whole flow). Every row's arrays
+No files, no chunks: this isolates the kernel (bench/bench.py times the whole flow). cf runs on a pool of
+the centre mode (its own states), the others on one of ``--symmetry``; nodes are counted alike (1 + the
+placements below a state that forward checking lets live), so their ratio is the search's. Every row's arrays
 are checked by the host (permenum.problems.costas: each one a Costas array, classes counted at their
 representatives) and its total compared with the published count. ``--nodes`` adds a node-counting
 launch (a separate build) for each row. The last line gives the ratio of kernel seconds from order to
@@ -24,8 +26,8 @@ from rich.table import Table
 from permenum.jobs.estimate import Growth
 from permenum.known import known
 from permenum.poolgen.generate import climb
-from permenum.problems import get_problem
-from permenum.solver.costas import VARIANTS, CostasKernel
+from permenum.problems import StateBatch, get_problem
+from permenum.solver.costas import CENTRE, VARIANTS, CostasKernel
 from permenum.solver.devices import select_devices
 from permenum.solver.opencl import DeviceContext, device_context
 
@@ -80,31 +82,34 @@ def main() -> None:
     best: dict[int, float] = {}
     over: set[str] = set()
     for n in args.orders:
-        t0 = time.perf_counter()
-        ladder = climb(problem, n, args.target, 4.0, args.symmetry)
-        pool_s = time.perf_counter() - t0
+        pools: dict[str, tuple[StateBatch, float]] = {}
         verbose = ("-cl-nv-verbose",) if "NVIDIA" in dev.ref.label else ()
         for spec in args.variants:
             if spec in over:
                 continue
             variant, _, wg = spec.partition(":")
+            symmetry = CENTRE if variant == "cf" else args.symmetry  # cf reads only the centre mode's states
+            if symmetry not in pools:
+                t0 = time.perf_counter()
+                pools[symmetry] = (climb(problem, n, args.target, 4.0, symmetry).states, time.perf_counter() - t0)
+            states, pool_s = pools[symmetry]
             options = tuple(args.options)
-            kernel = CostasKernel(dev, n, args.symmetry, variant=variant, wg=int(wg) if wg else None,
+            kernel = CostasKernel(dev, n, symmetry, variant=variant, wg=int(wg) if wg else None,
                                   build_options=options + verbose, split=args.split)
             if n == args.orders[0]:
-                console.print(f"{spec}: {build_note(dev, kernel.kernel_for(ladder.depth))}", highlight=False)
-            runs = [kernel(ladder.states) for _ in range(args.repeat)]
+                console.print(f"{spec}: {build_note(dev, kernel.kernel_for(states.depth))}", highlight=False)
+            runs = [kernel(states) for _ in range(args.repeat)]
             seconds = min(r.kernel_seconds for r in runs)
-            tally = problem.tally(ladder.states, runs[0].counts, runs[0].solutions, args.symmetry)
+            tally = problem.tally(states, runs[0].counts, runs[0].solutions, symmetry)
             nodes = None
             if args.nodes:
-                out = CostasKernel(dev, n, args.symmetry, count_nodes=True, variant=variant, wg=int(wg) if wg else None,
-                                   build_options=options, split=args.split)(ladder.states)
+                out = CostasKernel(dev, n, symmetry, count_nodes=True, variant=variant, wg=int(wg) if wg else None,
+                                   build_options=options, split=args.split)(states)
                 nodes = int(np.sum(out.nodes, dtype=np.uint64))
             exact = tally.weighted == known("costas_total", n) and tally.classes == known("costas_classes", n)
             if exact:
                 best[n] = min(best.get(n, math.inf), seconds)
-            row = (str(n), spec, f"{len(ladder.states):,}", f"{pool_s:.2f}", f"{seconds:.3f}", f"{tally.weighted:,}",
+            row = (str(n), spec, f"{len(states):,}", f"{pool_s:.2f}", f"{seconds:.3f}", f"{tally.weighted:,}",
                    f"{tally.classes:,}", f"{nodes:.3e}" if nodes else "-", f"{nodes / seconds:.3e}" if nodes else "-",
                    str(exact))
             table.add_row(*row)

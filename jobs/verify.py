@@ -59,7 +59,7 @@ def same_search(a: str, b: str) -> bool:
 
 #: The kernels a verification prefers, first to last: the readable reference, then (N-Queens) the search
 #: without the dead-child filter, then the others.
-PREFERRED = {"costas": ("dfs", "fc"), "nqueens": ("dfs", "skip-all", "skip", "skip-soa")}
+PREFERRED = {"costas": ("dfs", "fc", "mid"), "nqueens": ("dfs", "skip-all", "skip", "skip-soa")}
 
 
 def alternative_kernel(problem: str, symmetry: str, used: set[str]) -> str:

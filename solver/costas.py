@@ -15,12 +15,13 @@ from permenum.solver.opencl import BatchCounts, DeviceContext, Staged, build_id,
 
 
 #: variant -> (kernel file, function): costas.cl and costas_cf.cl say what each does; retired variants:
-#: bench/NOTES.md. cf searches the centre mode's states (its own reading order and symmetry rule), the
-#: others left-to-right prefixes.
+#: bench/NOTES.md. cf and mid (its plain search, for `verify`) read the centre mode's states (their own
+#: reading order and symmetry rule), dfs and fc left-to-right prefixes.
 _FUNCTIONS: dict[str, tuple[str, str]] = {"dfs": ("costas.cl", "costas_dfs"), "fc": ("costas.cl", "costas_fc"),
-                                          "cf": ("costas_cf.cl", "costas_cf")}
+                                          "cf": ("costas_cf.cl", "costas_cf"), "mid": ("costas_cf.cl", "costas_mid")}
 VARIANTS: tuple[str, ...] = tuple(_FUNCTIONS)
-CENTRE = "centre"  # the symmetry mode cf serves, and only it
+CENTRE = "centre"  # the symmetry mode cf and mid serve, and only they
+CENTRE_KERNELS = ("cf", "mid")
 FC_MAX_N = 31  # costas_fc marks the columns past the last with bit 31 (order 32: --kernel dfs)
 
 
@@ -62,9 +63,9 @@ class CostasKernel:
         centre mode's, the others left-to-right prefixes)."""
         if variant not in VARIANTS:
             raise UserError(f"unknown costas kernel {variant!r} (choose from {', '.join(VARIANTS)})")
-        if (variant == "cf") != (symmetry == CENTRE):
-            raise UserError(f"costas kernel {variant} does not search symmetry {symmetry}: kernel cf goes with "
-                            f"symmetry {CENTRE}, and only with it")
+        if (variant in CENTRE_KERNELS) != (symmetry == CENTRE):
+            raise UserError(f"costas kernel {variant} does not search symmetry {symmetry}: kernels cf and mid go "
+                            f"with symmetry {CENTRE}, and only they")
 
     def __init__(self, dev: DeviceContext, n: int, symmetry: str, count_nodes: bool = False, capacity: int = 4096,
                  variant: str | None = None, wg: int | None = None, build_options: tuple[str, ...] = (),

@@ -132,7 +132,7 @@ def test_both_kernels_agree_state_by_state(symmetry: str) -> None:
     its per-depth builds."""
     dev = device_context(select_devices(None)[0])
     problem = get_problem("costas")
-    assert set(VARIANTS) == {*LEFT_TO_RIGHT, "cf"}
+    assert set(VARIANTS) == {*LEFT_TO_RIGHT, "cf", "mid"}
     for n, target in ((1, 64), (6, 64), (9, 1), (11, 64), (12, 4000)):
         ladder = climb(problem, n, target, 4.0, symmetry)
         out = {kernel: CostasKernel(dev, n, symmetry, count_nodes=True, variant=kernel)(ladder.states)
@@ -227,8 +227,8 @@ def test_fc_refuses_order_32_and_names_the_kernel_that_serves_it() -> None:
 
 
 def test_the_centre_first_kernel_finds_exactly_the_centre_canonical_arrays() -> None:
-    """cf (costas_cf.cl) from the centre mode's states of several depths (one column up to whole arrays):
-    exactly the arrays whose reading is the smallest of their 4 reflections (costas_symmetry, host code
+    """cf (costas_cf.cl) from the centre mode's states of several depths (one column up to whole arrays), and
+    mid (the same mode's plain search) state by state the same: exactly the arrays whose reading is the smallest of their 4 reflections (costas_symmetry, host code
     written apart from the kernel), each class counted once at its smallest reading, the published totals
     and classes for every order 1-12; the node-counting build counts the same and visits fewer nodes than
     fc's left to right from order 9 on (nodes as fc counts them, 1.73x fewer at 12)."""
@@ -244,6 +244,8 @@ def test_the_centre_first_kernel_finds_exactly_the_centre_canonical_arrays() -> 
             out = CostasKernel(dev, n, "centre")(states)
             got = [tuple(int(x) for x in a) for a in out.solutions.tolist()]
             assert sorted(got) == sorted(canonical), (n, target, states.depth)
+            plain = CostasKernel(dev, n, "centre", variant="mid")(states)  # verify's second computation
+            assert np.array_equal(plain.counts, out.counts) and sorted(map(tuple, plain.solutions.tolist())) == sorted(got)
             tally = problem.tally(states, out.counts, out.solutions, "centre")
             assert (tally.weighted, tally.classes) == (published("costas_total", n), published("costas_classes", n))
         if n >= 9:  # nodes of the whole search: from the first column
@@ -256,19 +258,22 @@ def test_the_centre_first_kernel_finds_exactly_the_centre_canonical_arrays() -> 
 
 
 def test_the_centre_mode_goes_with_its_kernel_only(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
-    """A centre pool runs cf by default and exactly (with every Welch array of order 12 present); the
-    left-to-right kernels refuse it in one line, and cf refuses a left-to-right pool."""
+    """A centre pool runs cf by default and exactly (with every Welch array of order 12 present), and `verify`
+    re-counts a sample with mid; the left-to-right kernels refuse it in one line, and cf refuses a
+    left-to-right pool."""
     run = tmp_path / "c12"
     cli("pool", "costas", 12, run, "--symmetry", "centre", "--num-partitions", 3, check=True)
     refused = cli("run", run, "--kernel", "fc")
-    assert refused.returncode != 0 and "kernel cf goes with symmetry centre" in refused.stderr
+    assert refused.returncode != 0 and "kernels cf and mid go with symmetry centre" in refused.stderr
     assert "Traceback" not in refused.stderr
     cli("run", run, check=True)
     collected = cli("collect", run, check=True).stdout
     assert "matches the published count 7852 and 990 classes" in collected and "all 48 Welch arrays" in collected
     found = {tuple(map(int, line.split())) for line in cli("arrays", run, "--all", check=True).stdout.splitlines()}
     assert len(found) == published("costas_total", 12) and set(_welch(13)) <= found
+    verified = cli("verify", run, "--sample", "0.5", check=True)  # re-counted by mid, the other kernel
+    assert "agree" in verified.stdout and "mid" in verified.stdout, verified.stdout
     other = tmp_path / "c9"
     cli("pool", "costas", 9, other, "--num-partitions", 2, check=True)
     refused = cli("run", other, "--kernel", "cf")
-    assert refused.returncode != 0 and "kernel cf goes with symmetry centre" in refused.stderr
+    assert refused.returncode != 0 and "kernels cf and mid go with symmetry centre" in refused.stderr

@@ -29,7 +29,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: The problems (permenum.problems.PROBLEMS), their symmetry modes and kernels (solver.registry.KERNELS).
 PROBLEMS = ("nqueens", "costas")
 SYMMETRIES = {"nqueens": ("edges", "dihedral", "mirror", "none"), "costas": ("canonical", "centre", "none")}
-KERNELS = {"nqueens": ("skip", "skip-soa", "skip-all", "dfs", "dsl"), "costas": ("fc", "dfs", "cf")}
+KERNELS = {"nqueens": ("skip", "skip-soa", "skip-all", "dfs", "dsl"), "costas": ("fc", "dfs", "cf", "mid")}
 
 PROBLEM = click.Choice(PROBLEMS)
 SYMMETRY = click.Choice(sorted({m for modes in SYMMETRIES.values() for m in modes}))
@@ -37,7 +37,8 @@ KERNEL = click.Choice(sorted({k for ks in KERNELS.values() for k in ks}))
 SYMMETRY_HELP = ("Symmetry reduction: nqueens edges (default), dihedral, mirror or none; costas canonical (default), "
                  "centre (the cf kernel's centre-first search) or none.")
 KERNEL_HELP = ("Kernel variant: nqueens skip (default on a GPU), skip-soa (default on a CPU), skip-all, dfs, dsl; "
-               "costas fc (default), dfs, cf (centre-first: pools of symmetry centre, its default there).")
+               "costas fc (default), dfs, cf (centre-first: pools of symmetry centre, its default there), mid (centre pools' "
+               "plain search, for verify).")
 WORKERS_HELP = ("Workers: each counts one partition at a time on its devices (default: one worker per device group, "
                 "every GPU used once).")
 DEVICE_HELP = "gpu | cpu | accelerator | all | PLATFORM:DEVICE[/K] (default: the GPUs, else a CPU)."

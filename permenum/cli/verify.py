@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 @click.option("--submit", "as_array", is_flag=True, help="Re-count as a SLURM array instead of here.")
 @partial(sbatch_options, prefix="With --submit: ")
 @partial(task_options, kernel_help="Kernel that re-counts (default: one the run's devices did not use: N-Queens dfs "
-         "for mirror/none pools, else skip-all; Costas dfs or fc).")
+         "for mirror/none pools, else skip-all; Costas dfs or fc, mid for centre pools).")
 def verify(run: str, sample: float | None, listed: str | None, seed: int | None, name: str | None,
            counted_at: str | None, reflect: bool, check: bool,
            workers: int | None, as_array: bool, throttle: int | None, gpus_per_task: int | None,

@@ -19,6 +19,7 @@
 //
 // Build options: -DNMAX=<n> (sizes the private tables), -DCOUNT_NODES (nodes as costas_fc counts them:
 // 1 + the placements below the state that forward checking lets live). The arguments are fc's.
+// costas_mid (the end of this file) is the same mode's plain search, for `verify`.
 
 #ifndef NMAX
 #define NMAX 32
@@ -84,6 +85,37 @@ inline uint centre_filter(const uint n, const uint full, const uchar *cpos, cons
     return changed;
 }
 
+// The reading order (odd n: m, m-1, m+1, ...; even n: m0, m1, m0-1, m1+1, ...) and each column's place in it.
+inline void reading_order(const uint n, uchar *cpos, uchar *place)
+{
+    const int m = ((int)n - 1) / 2;
+    uint k = 0;
+    if ((n & 1u) == 0u) {
+        for (int s = 0; k < n; ++s) { cpos[k++] = (uchar)(m - s); cpos[k++] = (uchar)(m + 1 + s); }
+    } else {
+        cpos[k++] = (uchar)m;
+        for (int s = 1; k < n; ++s) { cpos[k++] = (uchar)(m - s); if (k < n) cpos[k++] = (uchar)(m + s); }
+    }
+    for (uint i = 0; i < n; ++i) place[cpos[i]] = (uchar)i;
+}
+
+// A whole array is kept when no reflection (H, V, HV) reads smaller; then it is counted and written out.
+inline void keep_leaf(const uint n, const uchar *cpos, const uchar *p, ulong *cnt, __global uchar *found,
+                      volatile __global uint *nfound, const uint capacity)
+{
+    for (int g = 1; g < 4; ++g)
+        for (uint i = 0; i < n; ++i) {
+            const uint c = cpos[i], x = p[c], y2 = p[g & 1 ? n - 1u - c : c];
+            const uint y = g & 2 ? n - 1u - y2 : y2;
+            if (x < y) break;
+            if (x > y) return;
+        }
+    ++*cnt;
+    const uint slot = atomic_inc(nfound);
+    if (slot < capacity)
+        for (uint j = 0; j < n; ++j) found[slot * n + j] = p[j];
+}
+
 __kernel void costas_cf(const uint n, const uint depth, const uint nstates,
                         __global const uchar *prefixes, __global ulong *counts,
                         __global ulong *nodes, volatile __global uint *next,
@@ -102,17 +134,7 @@ __kernel void costas_cf(const uint n, const uint depth, const uint nstates,
     ulong E[2 * NMAX - 1], S[2 * NMAX - 1], RF[RSIZE];
     uint MID[2][RSIZE];
 
-    {
-        const int m = ((int)n - 1) / 2;
-        uint k = 0;
-        if ((n & 1u) == 0u) {
-            for (int s = 0; k < n; ++s) { cpos[k++] = (uchar)(m - s); cpos[k++] = (uchar)(m + 1 + s); }
-        } else {
-            cpos[k++] = (uchar)m;
-            for (int s = 1; k < n; ++s) { cpos[k++] = (uchar)(m - s); if (k < n) cpos[k++] = (uchar)(m + s); }
-        }
-        for (uint i = 0; i < n; ++i) tie[cpos[i]] = (uchar)i;
-    }
+    reading_order(n, cpos, tie);
 
     for (;;) {
         const uint state = atomic_inc(next);
@@ -196,23 +218,7 @@ __kernel void costas_cf(const uint n, const uint depth, const uint nstates,
         }
         if (!alive) { counts[state] = 0; continue; }
 
-        // Leaf: the array is kept when no image of the group reads smaller.
-#define LEAF()                                                                                           \
-        {                                                                                                \
-            int keep_ = 1;                                                                               \
-            for (int g_ = 1; g_ < 4 && keep_; ++g_)                                                      \
-                for (uint i_ = 0; i_ < n; ++i_) {                                                        \
-                    const uint c_ = cpos[i_], x_ = p[c_], y2_ = p[g_ & 1 ? n1 - c_ : c_];                \
-                    const uint y_ = g_ & 2 ? n1 - y2_ : y2_;                                             \
-                    if (x_ != y_) { keep_ = x_ < y_; break; }                                            \
-                }                                                                                        \
-            if (keep_) {                                                                                 \
-                ++cnt;                                                                                   \
-                const uint slot_ = atomic_inc(nfound);                                                   \
-                if (slot_ < capacity)                                                                    \
-                    for (uint j_ = 0; j_ < n; ++j_) found[slot_ * n + j_] = p[j_];                       \
-            }                                                                                            \
-        }
+#define LEAF() keep_leaf(n, cpos, p, &cnt, found, nfound, capacity);
         if (lv == n) {
             LEAF()
         } else {
@@ -259,6 +265,103 @@ __kernel void costas_cf(const uint n, const uint depth, const uint nstates,
         counts[state] = cnt;
 #ifdef COUNT_NODES
         nodes[state] = nd_count;
+#endif
+    }
+}
+
+// ---- costas_mid `mid`: the centre mode's plain search, the second computation `verify` runs ----------
+// The columns in the reading order, one after another: no dynamic order, no forward checking, no
+// incremental tables, no symmetry cut before the leaves. A column's rows are those that repeat no vector
+// with any placed column (right[d] / left[d]: bit dr + n - 1 of each vector (d, dr) seen, and of (d, -dr))
+// and halve no two placed columns' rows; whole arrays go through keep_leaf. About 4x cf's leaves and more
+// nodes a leaf: for checking a sample, not for counting a run.
+__kernel void costas_mid(const uint n, const uint depth, const uint nstates,
+                         __global const uchar *prefixes, __global ulong *counts,
+                         __global ulong *nodes, volatile __global uint *next,
+                         __global uchar *found, volatile __global uint *nfound,
+                         const uint capacity)
+{
+    const uint full = n >= 32u ? 0xffffffffu : ((1u << n) - 1u);
+    const uint n1 = n - 1u;
+    uchar cpos[NMAX], place[NMAX], p[NMAX];
+    ulong right[NMAX], left[NMAX];
+    uint cand[NMAX];
+    reading_order(n, cpos, place);
+
+    for (;;) {
+        const uint state = atomic_inc(next);
+        if (state >= nstates) break;
+        ulong cnt = 0, nd = 1;
+        uint rows = 0;
+        for (uint d = 0; d < n; ++d) { right[d] = left[d] = 0; p[d] = NONE; }
+        // the rows column cpos[k] may take beside the columns placed before it
+#define MID_ALLOWED(k, out)                                                                              \
+        {                                                                                                \
+            const uint c_ = cpos[k];                                                                     \
+            uint forbid_ = rows;                                                                         \
+            for (uint i_ = 0; i_ < (k); ++i_) {                                                          \
+                const uint j_ = cpos[i_], pj_ = p[j_];                                                   \
+                forbid_ |= (uint)((j_ < c_ ? right[c_ - j_] : left[j_ - c_]) >> (n1 - pj_));            \
+                const int o_ = 2 * (int)c_ - (int)j_;  /* the midpoint case: c_ halves j_ and o_ */      \
+                if (j_ < c_ && o_ < (int)n && p[o_] != NONE && ((pj_ + p[o_]) & 1u) == 0u)               \
+                    forbid_ |= 1u << ((pj_ + p[o_]) >> 1);                                               \
+            }                                                                                            \
+            out = ~forbid_ & full;                                                                       \
+        }
+        // column c takes (or gives back) row v: its vectors with the placed columns, both orientations
+#define MID_TOGGLE(k, c, v)                                                                              \
+        {                                                                                                \
+            for (uint i_ = 0; i_ < (k); ++i_) {                                                          \
+                const uint j_ = cpos[i_], d_ = (c) > j_ ? (c) - j_ : j_ - (c);                           \
+                const int dr_ = (c) > j_ ? (int)(v) - (int)p[j_] : (int)p[j_] - (int)(v);                 \
+                right[d_] ^= 1ul << (dr_ + (int)n1);                                                     \
+                left[d_] ^= 1ul << ((int)n1 - dr_);                                                      \
+            }                                                                                            \
+            rows ^= 1u << (v);                                                                           \
+        }
+        int alive = 1;
+        uint k = 0;
+        for (; k < depth; ++k) {
+            const uint c = cpos[k], v = prefixes[state * depth + k];
+            uint allowed;
+            MID_ALLOWED(k, allowed)
+            if (!(allowed >> v & 1u)) { alive = 0; break; }
+            MID_TOGGLE(k, c, v)
+            p[c] = (uchar)v;
+        }
+        if (alive && k == n) {
+            keep_leaf(n, cpos, p, &cnt, found, nfound, capacity);
+        } else if (alive) {
+            const uint top = k;
+            MID_ALLOWED(k, cand[k])
+            for (;;) {
+                const uint a = cand[k];
+                if (!a) {
+                    if (k == top) break;
+                    --k;
+                    const uint c = cpos[k], v = p[c];
+                    p[c] = NONE;
+                    MID_TOGGLE(k, c, v)
+                    continue;
+                }
+                const uint v = ctz(a), c = cpos[k];
+                cand[k] = a & (a - 1u);
+                ++nd;
+                if (k == n1) {
+                    p[c] = (uchar)v;
+                    keep_leaf(n, cpos, p, &cnt, found, nfound, capacity);
+                    p[c] = NONE;
+                    continue;
+                }
+                MID_TOGGLE(k, c, v)
+                p[c] = (uchar)v;
+                ++k;
+                MID_ALLOWED(k, cand[k])
+            }
+        }
+        counts[state] = cnt;
+#ifdef COUNT_NODES
+        nodes[state] = alive ? nd : 0;
 #endif
     }
 }
