@@ -85,9 +85,10 @@ class Displacements:
 class CentreDots:
     """The centre mode's states (rows of the columns in ``reading_order``) as bitmasks, for the pool and the
     cost walks: the rows used and, per distance d, the vectors seen in both orientations (``right[d]``: bit
-    ``p[j+d] - p[j] + n - 1``, ``left[d]``: bit ``p[j] - p[j+d] + n - 1``). The next column lies between
-    placed ones, so a row is forbidden by a vector with any placed column (not only the last, as left to
-    right) and by the midpoint case: two placed columns d to either side whose rows it halves.
+    ``p[j+d] - p[j] + n - 1``, ``left[d]``: bit ``p[j] - p[j+d] + n - 1``). A row is forbidden by a vector
+    with any placed column, not only the last (as left to right). The placed columns are a block around
+    the centre and the next one lies at its end, so the midpoint case (a column between two placed ones
+    whose rows it halves, costas_cf.cl's MID) never arises in this order.
 
     Symmetry is cut here only where the prefix decides it (a reflection whose reading is smaller); the
     kernel (costas_cf.cl) applies the whole rule as it starts from each state.
@@ -127,16 +128,10 @@ class CentreDots:
         n, k = self.n, self.prefix.shape[1]
         if k == n:
             return np.zeros(len(self.prefix), np.uint32)
-        one, off, c = np.uint64(1), np.uint64(n - 1), self.columns[k]
+        off, c = np.uint64(n - 1), self.columns[k]
         forbidden = self.used.copy()
-        placed = dict(zip(self.columns, self.prefix.T))
-        for j, rows in placed.items():  # row v forbidden where (c - j, v - p[j]) is a vector seen
-            seen = self.right[c - j] if j < c else self.left[j - c]
-            forbidden |= seen >> (off - rows)
-            mirror = placed.get(2 * c - j)  # the midpoint case: v halves p[j] and p[2c - j]
-            if mirror is not None and j < c:
-                twice = rows + mirror
-                forbidden |= np.where(twice % np.uint64(2) == 0, one << (twice // np.uint64(2)), np.uint64(0))
+        for j, rows in zip(self.columns, self.prefix.T):  # row v forbidden where (c - j, v - p[j]) is a vector seen
+            forbidden |= (self.right[c - j] if j < c else self.left[j - c]) >> (off - rows)
         return (~forbidden & np.uint64((1 << n) - 1)).astype(np.uint32)
 
     def dominated(self) -> np.ndarray:

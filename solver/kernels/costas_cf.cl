@@ -272,8 +272,9 @@ __kernel void costas_cf(const uint n, const uint depth, const uint nstates,
 // ---- costas_mid `mid`: the centre mode's plain search, the second computation `verify` runs ----------
 // The columns in the reading order, one after another: no dynamic order, no forward checking, no
 // incremental tables, no symmetry cut before the leaves. A column's rows are those that repeat no vector
-// with any placed column (right[d] / left[d]: bit dr + n - 1 of each vector (d, dr) seen, and of (d, -dr))
-// and halve no two placed columns' rows; whole arrays go through keep_leaf. About 4x cf's leaves and more
+// with any placed column (right[d] / left[d]: bit dr + n - 1 of each vector (d, dr) seen, and of (d, -dr));
+// the placed columns are a block around the centre with the next one at its end, so no two of them lie
+// on either side of it (the midpoint case cf checks); whole arrays go through keep_leaf. About 4x cf's leaves and more
 // nodes a leaf: for checking a sample, not for counting a run.
 __kernel void costas_mid(const uint n, const uint depth, const uint nstates,
                          __global const uchar *prefixes, __global ulong *counts,
@@ -302,9 +303,6 @@ __kernel void costas_mid(const uint n, const uint depth, const uint nstates,
             for (uint i_ = 0; i_ < (k); ++i_) {                                                          \
                 const uint j_ = cpos[i_], pj_ = p[j_];                                                   \
                 forbid_ |= (uint)((j_ < c_ ? right[c_ - j_] : left[j_ - c_]) >> (n1 - pj_));            \
-                const int o_ = 2 * (int)c_ - (int)j_;  /* the midpoint case: c_ halves j_ and o_ */      \
-                if (j_ < c_ && o_ < (int)n && p[o_] != NONE && ((pj_ + p[o_]) & 1u) == 0u)               \
-                    forbid_ |= 1u << ((pj_ + p[o_]) >> 1);                                               \
             }                                                                                            \
             out = ~forbid_ & full;                                                                       \
         }
