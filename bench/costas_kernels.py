@@ -2,7 +2,7 @@
 
     python bench/costas_kernels.py --device gpu --orders 16 17 18 19 20 --variants fc cf --nodes --target 1048576
 
-No files, no chunks: this isolates the kernel (bench/bench.py times the whole flow). cf runs on a pool of
+No files, no chunks: this isolates the kernel (bench/bench.py times the whole flow). cf and mid run on a pool of
 the centre mode (its own states), the others on one of ``--symmetry``; nodes are counted alike (1 + the
 placements below a state that forward checking lets live), so their ratio is the search's. Every row's arrays
 are checked by the host (permenum.problems.costas: each one a Costas array, classes counted at their
@@ -27,7 +27,7 @@ from permenum.jobs.estimate import Growth
 from permenum.known import known
 from permenum.poolgen.generate import climb
 from permenum.problems import StateBatch, get_problem
-from permenum.solver.costas import CENTRE, VARIANTS, CostasKernel
+from permenum.solver.costas import CENTRE, CENTRE_KERNELS, VARIANTS, CostasKernel
 from permenum.solver.devices import select_devices
 from permenum.solver.opencl import DeviceContext, device_context
 
@@ -88,7 +88,7 @@ def main() -> None:
             if spec in over:
                 continue
             variant, _, wg = spec.partition(":")
-            symmetry = CENTRE if variant == "cf" else args.symmetry  # cf reads only the centre mode's states
+            symmetry = CENTRE if variant in CENTRE_KERNELS else args.symmetry  # they read only the centre mode's states
             if symmetry not in pools:
                 t0 = time.perf_counter()
                 pools[symmetry] = (climb(problem, n, args.target, 4.0, symmetry).states, time.perf_counter() - t0)
