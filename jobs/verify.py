@@ -59,12 +59,13 @@ def same_search(a: str, b: str) -> bool:
 
 #: The kernels a verification prefers, first to last: the readable reference, then (N-Queens) the search
 #: without the dead-child filter, then the others.
-PREFERRED = {"costas": ("dfs", "fc", "mid"), "nqueens": ("dfs", "skip-all", "skip", "skip-soa")}
+PREFERRED = {"costas": ("dfs", "fc", "mid", "cf"), "nqueens": ("dfs", "skip-all", "skip", "skip-soa")}
 
 
 def alternative_kernel(problem: str, symmetry: str, used: set[str]) -> str:
     """The kernel a verification uses unless told: the first preferred one that serves the symmetry mode
-    (N-Queens dfs serves mirror and none only) and that none of the run's devices used."""
+    (N-Queens dfs serves mirror and none only; Costas centre pools only mid and cf) and that none of the
+    run's devices used, else the first that serves it."""
     from permenum.solver.registry import check_kernel
 
     def serves(kernel: str) -> bool:
@@ -75,7 +76,8 @@ def alternative_kernel(problem: str, symmetry: str, used: set[str]) -> str:
         return True
 
     preferred = PREFERRED[problem]
-    return next((k for k in preferred if k not in used and serves(k)), preferred[0])
+    serving = [k for k in preferred if serves(k)] or [preferred[0]]
+    return next((k for k in serving if k not in used), serving[0])
 
 
 def sample_size(done: int, fraction: float) -> int:

@@ -110,7 +110,7 @@ def settle_outliers(problem: Problem, n: int, batch: StateBatch, symmetry: str, 
     20,000 partitions single walks put 6 states at 1.1-2.6x a partition's mean cost, so the partitions
     dealt around them came out up to 2.16x the mean (centre mode; 256 walks put those states at 0.01-0.02x).
     The few such states cost a fraction of a second more; the partitions are then dealt by what they hold."""
-    if partitions <= 1 or len(costs) == 0:
+    if partitions <= 1 or len(costs) == 0 or probes >= OUTLIER_PROBES:  # already walked as often
         return costs
     limit = OUTLIER_SHARE * float(np.sum(costs, dtype=np.float64)) / partitions
     heavy = np.nonzero(costs > limit)[0]

@@ -144,9 +144,10 @@ __kernel void costas_cf(const uint n, const uint depth, const uint nstates,
         for (uint i = 0; i < RSIZE; ++i) { RF[i] = 0; MID[0][i] = MID[1][i] = 0; }
         for (uint u = 0; u < n; ++u) { p[u] = NONE; dom[0][u] = full; }
         uint placed_cols = 0, placed_rows = 0;
+        int alive = 1;
         {
             const uchar zero[4] = {0, 0, 0, 0};
-            if (centre_filter(n, full, cpos, p, dom[0], zero, cst[0]) == ~0u) continue;
+            if (centre_filter(n, full, cpos, p, dom[0], zero, cst[0]) == ~0u) alive = 0;
         }
 
         // Place (c, v) at level lv (its dot already in p, pc, pr and the placed masks): the next level's
@@ -203,7 +204,6 @@ __kernel void costas_cf(const uint n, const uint depth, const uint nstates,
 
         // the state's own dots, placed as the search would place them (a dead state counts nothing)
         uint lv = 0, col = cpos[0];
-        int alive = 1;
         for (; lv < depth && alive; ++lv) {
             const uint c = cpos[lv], v = prefixes[state * depth + lv];
             if (!(dom[lv][c] >> v & 1u)) { alive = 0; break; }
@@ -216,7 +216,13 @@ __kernel void costas_cf(const uint n, const uint depth, const uint nstates,
                 if (lv + 2u < n) TOGGLE(lv, c, v)
             }
         }
-        if (!alive) { counts[state] = 0; continue; }
+        if (!alive) {
+            counts[state] = 0;
+#ifdef COUNT_NODES
+            nodes[state] = 0;
+#endif
+            continue;
+        }
 
 #define LEAF() keep_leaf(n, cpos, p, &cnt, found, nfound, capacity);
         if (lv == n) {
