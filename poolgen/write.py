@@ -318,11 +318,11 @@ HEAD_ROUNDS = 32
 
 
 def deal_lpt(costs: np.ndarray, parts: int) -> list[np.ndarray]:
-    """Greedy LPT, then water-filling: rows by decreasing cost (ties: pool order); the first HEAD_ROUNDS x parts
-    each to the partition whose cost is the least so far (ties: lowest index), the rest filling the
+    """Greedy LPT, then water-filling: rows by decreasing cost (ties: pool order); the first HEAD_ROUNDS x
+    parts each to the partition whose cost is the least so far (ties: lowest index), the rest filling the
     partitions up to one level in turn (a row goes where the middle of its cost falls on the partitions'
-    room below that level, laid end to end). Returns each partition's rows, largest first; costs must be > 0 (every estimate
-    is at least 1), so each of the first ``parts`` rows opens a partition of its own.
+    room below that level, laid end to end). Returns each partition's rows, largest first; costs must be
+    > 0 (every estimate is at least 1), so each of the first ``parts`` rows opens a partition of its own.
 
     Why: LPT row by row (a heap, in Python) took 6-19 s of a 60 s `pool costas 29 -P 20000` (5 M rows).
     The rows past the head are small beside a partition's share (under 0.03x there), and filling is within

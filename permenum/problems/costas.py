@@ -6,10 +6,10 @@ whose p[0] equals the smallest of their 8 edge offsets are searched, and of thos
 left to right this searches about a quarter of the tree, not an eighth: bench/NOTES.md). "centre"
 (the `cf` kernel's): a state holds the rows of the columns in the centre-out reading order, and only
 arrays whose reading is the smallest of their 4 reflections are searched (CentreDots). "none"
-searches all. In both modes the host counts each symmetry class once, at its
-representative (the smallest of its 8 images, which the canonical search always finds; in the centre
-mode the image of the smallest reading), as the class's size: every partition's counts are whole numbers (costas_symmetry.class_share). States
-carry weight 1; the kernel reports every array it finds, and all of them are stored.
+searches all. In every mode the host counts each symmetry class once, at its representative (the
+smallest of its 8 images, which the canonical search always finds; in the centre mode the image of the
+smallest reading), as the class's size: every partition's counts are whole numbers
+(costas_symmetry.share_in). States carry weight 1; the kernel reports every array it finds, and all of them are stored.
 """
 
 from __future__ import annotations
@@ -153,9 +153,14 @@ class CentreDots:
         return out
 
 
+def placed(n: int, prefix: np.ndarray, symmetry: str) -> Displacements | CentreDots:
+    """The states' placed columns as the mode reads them: left to right, or the centre mode's reading order."""
+    return CentreDots.of(n, prefix) if symmetry == "centre" else Displacements.of(n, prefix, symmetry)
+
+
 def valid_next(n: int, prefix: np.ndarray, symmetry: str) -> np.ndarray:
     """(rows, n) bool: which rows the next column may take without repeating a displacement."""
-    mask = CentreDots.of(n, prefix).allowed() if symmetry == "centre" else Displacements.of(n, prefix, symmetry).allowed()
+    mask = placed(n, prefix, symmetry).allowed()
     return ((mask[:, None] >> np.arange(n, dtype=np.uint32)) & np.uint32(1)).astype(bool)
 
 
@@ -198,13 +203,16 @@ class Costas(Problem):
         return why
 
     def walk(self, n: int, batch: StateBatch, symmetry: str) -> Displacements | CentreDots:
-        return CentreDots.of(n, batch.prefix) if symmetry == "centre" else Displacements.of(n, batch.prefix, symmetry)
+        return placed(n, batch.prefix, symmetry)
 
     def _alive(self, n: int, prefix: np.ndarray, symmetry: str) -> StateBatch:
-        if symmetry == "centre" and len(prefix):
-            prefix = prefix[~CentreDots.of(n, prefix).dominated()]
-        if prefix.shape[1] < n and len(prefix):
-            prefix = prefix[valid_next(n, prefix, symmetry).any(axis=1)]
+        """The states with a next row left (unless whole) and, in the centre mode, no reflection reading smaller."""
+        if len(prefix):
+            dots = placed(n, prefix, symmetry)
+            keep = dots.allowed() != 0 if prefix.shape[1] < n else np.ones(len(prefix), bool)
+            if isinstance(dots, CentreDots):
+                keep &= ~dots.dominated()
+            prefix = prefix[keep]
         return StateBatch(prefix.astype(np.uint8), np.ones(len(prefix), np.uint8))
 
     def root(self, n: int, symmetry: str) -> StateBatch:
