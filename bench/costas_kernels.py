@@ -63,7 +63,7 @@ def main() -> None:
     ap.add_argument("--device", default=None)
     ap.add_argument("--orders", type=int, nargs="+", default=[12, 13, 14])
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS),
-                    help=f"VARIANT or VARIANT:WG (work-group size); variants: {', '.join(VARIANTS)}")
+                    help=f"VARIANT, VARIANT:WG (work-group size) or VARIANT:WG:LANES (work-items a launch); variants: {', '.join(VARIANTS)}")
     ap.add_argument("--options", nargs="*", default=[], help="extra build options, e.g. -cl-nv-maxrregcount=64")
     ap.add_argument("--symmetry", default="canonical")
     ap.add_argument("--target", type=int, default=1 << 16, help="states in the pool (a GPU wants about 4 a lane)")
@@ -87,7 +87,8 @@ def main() -> None:
         for spec in args.variants:
             if spec in over:
                 continue
-            variant, _, wg = spec.partition(":")
+            variant, _, rest = spec.partition(":")
+            wg, _, lanes = rest.partition(":")
             symmetry = CENTRE if variant in CENTRE_KERNELS else args.symmetry  # they read only the centre mode's states
             if symmetry not in pools:
                 t0 = time.perf_counter()
@@ -96,6 +97,8 @@ def main() -> None:
             options = tuple(args.options)
             kernel = CostasKernel(dev, n, symmetry, variant=variant, wg=int(wg) if wg else None,
                                   build_options=options + verbose, split=args.split)
+            if lanes:
+                kernel.max_lanes = int(lanes)
             if n == args.orders[0]:
                 console.print(f"{spec}: {build_note(dev, kernel.kernel_for(states.depth))}", highlight=False)
             runs = [kernel(states) for _ in range(args.repeat)]

@@ -24,6 +24,9 @@ CENTRE = "centre"  # the symmetry mode cf and mid serve, and only they
 #: On a CPU these run in work-groups of one: PoCL keeps a group's private tables side by side, and its own
 #: choice of group made cf 2.6x slower at order 14 (2.77 s against 1.07 s; mid 5.76 s against 3.02 s).
 CENTRE_KERNELS = ("cf", "mid")
+#: On a GPU they run on 128 lanes a compute unit, not every resident one: their 3 KB of private tables a lane
+#: live in local memory, which then stays in cache (H100, order 19: 110 s on every lane, 36 s on 128 a unit).
+CENTRE_GPU_LANES_PER_UNIT = 128
 FC_MAX_N = 31  # costas_fc marks the columns past the last with bit 31 (order 32: --kernel dfs)
 
 
@@ -86,6 +89,9 @@ class CostasKernel:
         self.builds: tuple[str, ...] = ()  # recorded in the result: one build per pool depth met
         self.split = split  # None: default_split
         self.reruns = 0  # how often a batch overflowed the output buffer (tests check this path)
+        # work-items a launch may use (None: the device's resident limit)
+        self.max_lanes: int | None = (CENTRE_GPU_LANES_PER_UNIT * dev.ref.device.max_compute_units
+                                      if dev.ref.is_gpu and variant in CENTRE_KERNELS else None)
 
     def split_for(self, depth: int) -> int:
         """Columns the build for states of this depth places below each state itself (fc only; see
@@ -132,7 +138,7 @@ class CostasKernel:
             nfound = zeros(dev, 1, np.uint32)
             seconds += timed_launch(dev, self.kernel_for(batch.depth), nstates, self.local, np.uint32(n), np.uint32(batch.depth),
                                     np.uint32(nstates), prefixes, counts, nodes, zeros(dev, 1, np.uint32), found,
-                                    nfound, np.uint32(capacity))
+                                    nfound, np.uint32(capacity), max_lanes=self.max_lanes)
             total = int(download(dev, nfound, 1, np.uint32)[0])
             if total <= capacity:
                 break

@@ -141,11 +141,11 @@ def min_chunk(ref: DeviceRef) -> int:
     return first_chunk(ref) if ref.is_gpu else 1
 
 
-def launch_lanes(ref: DeviceRef, nstates: int, local: int | None) -> int:
-    """Work-items to launch for an atomic-counter kernel: enough to fill the device, never idle ones; on a
-    CPU a work-group per compute unit at least (PoCL runs a work-group on one core: Costas fc's 64-item
-    groups ran order 15 in 2.93 s on one of the two cores here, 1.47 s on both)."""
-    lanes = min(max(nstates, 1), device_lanes(ref))
+def launch_lanes(ref: DeviceRef, nstates: int, local: int | None, cap: int | None = None) -> int:
+    """Work-items to launch for an atomic-counter kernel: enough to fill the device (or ``cap``), never idle
+    ones; on a CPU a work-group per compute unit at least (PoCL runs a work-group on one core: Costas fc's
+    64-item groups ran order 15 in 2.93 s on one of the two cores here, 1.47 s on both)."""
+    lanes = min(max(nstates, 1), device_lanes(ref), cap or device_lanes(ref))
     if local:
         groups = -(-lanes // local)
         if not ref.is_gpu:
@@ -216,9 +216,11 @@ def download(dev: DeviceContext, buf: cl.Buffer, count: int, dtype: type) -> np.
     return host[:count]
 
 
-def timed_launch(dev: DeviceContext, kernel: cl.Kernel, nstates: int, local: int | None, *args: object) -> float:
-    """Launch an atomic-counter kernel over ``nstates`` states; returns the kernel's seconds (profiling event)."""
-    lanes = launch_lanes(dev.ref, nstates, local)
+def timed_launch(dev: DeviceContext, kernel: cl.Kernel, nstates: int, local: int | None, *args: object,
+                 max_lanes: int | None = None) -> float:
+    """Launch an atomic-counter kernel over ``nstates`` states on at most ``max_lanes`` work-items (default:
+    the device's resident limit); returns the kernel's seconds (profiling event)."""
+    lanes = launch_lanes(dev.ref, nstates, local, max_lanes)
     t0 = time.perf_counter()
     event = kernel(dev.queue, (lanes,), (local,) if local else None, *args)
     event.wait()
