@@ -1,6 +1,14 @@
 #!/usr/bin/env bash
-# Install what the tests need, then run them (the command .ci/run calls).
+# Install what the tests need, then run them, a worker a core (pytest-xdist; the real-cluster tests all on one):
+#   bash scripts/test.sh          every unit test, the local flows and one real SLURM flow end to end
+#   bash scripts/test.sh --all    the whole suite, every real-cluster test included (what .ci/run runs)
+# Further arguments go to pytest (-n 0: no workers). The slowest 15 tests are listed at the end of each run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+select=(-m "not slurm or smoke")
+if [ "${1:-}" = "--all" ]; then
+    shift
+    select=()
+fi
 bash scripts/install.sh --test
-exec .venv/bin/pytest -q -ra "$@"
+exec .venv/bin/pytest -q -ra --durations=15 -n auto --dist loadgroup "${select[@]}" "$@"

@@ -464,22 +464,43 @@ def up(state_dir: Path, cpus: int | None = None, max_array_size: int = 1001, gpu
         return info
     if pids:
         down(state_dir)
+    _make_dirs(state_dir, p)
+    _ensure_munge_key(p["munge_key"])
+    host = _run(["hostname", "-s"]).stdout.strip()
+    gpus = detect_gpus() if gpus is None else gpus
+    _write_configs(state_dir, p, host, cpus, max_array_size, gpus, install)
+    _write_client_env(state_dir, info.env)
+    try:
+        _start_daemons(state_dir, p, host, install)
+        _wait_idle(info, host, p)
+    except BaseException:
+        down(state_dir)
+        raise
+    return info
 
-    # munged insists that the socket dir and its parents be world-searchable and
-    # not group/other-writable, so directories are 0755 (the key itself is 0400).
+
+def _make_dirs(state_dir: Path, p: Mapping[str, Path]) -> None:
+    """The state dir's folders. munged insists that the socket dir and its parents be world-searchable and
+    not group/other-writable, so directories are 0755 (the key itself is 0400)."""
     for key in ("run", "log", "ctld", "spool", "munge_dir"):
         p[key].mkdir(parents=True, exist_ok=True)
     for d in (state_dir, p["munge_dir"]):
         d.chmod(0o755)
 
-    key = p["munge_key"]
+
+def _ensure_munge_key(key: Path) -> None:
+    """The private munged's key: made once (1 KiB of random bytes), kept across restarts."""
     if not key.exists():
         fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
         with os.fdopen(fd, "wb") as fh:
             fh.write(secrets.token_bytes(1024))
     key.chmod(0o400)
 
-    host = _run(["hostname", "-s"]).stdout.strip()
+
+def _write_configs(state_dir: Path, p: Mapping[str, Path], host: str, cpus: int | None, max_array_size: int,
+                   gpus: Gpus, install: Install) -> None:
+    """slurm.conf on free ports (the cluster's name kept across restarts), and gres.conf / cgroup.conf where
+    the node's GPUs need them (removed where they do not)."""
     ctld_port, slurmd_port = _free_ports(2)
     values = {
         "CLUSTER_NAME": _existing_cluster_name(p["conf"]) or f"pe{secrets.token_hex(4)}",
@@ -491,9 +512,8 @@ def up(state_dir: Path, cpus: int | None = None, max_array_size: int = 1001, gpu
         "CPUS": str(cpus if cpus is not None else len(os.sched_getaffinity(0))),
         "REAL_MEMORY": str(_real_memory_mb()),
         "MAX_ARRAY_SIZE": str(max_array_size),
+        **node_values(gpus, install),
     }
-    gpus = detect_gpus() if gpus is None else gpus
-    values.update(node_values(gpus, install))
     for path in (state_dir, install.prefix or Path("/")):
         if any(c in str(path) for c in '"\n'):
             raise ClusterError(f"path cannot be quoted in slurm.conf: {path!r}")
@@ -507,42 +527,24 @@ def up(state_dir: Path, cpus: int | None = None, max_array_size: int = 1001, gpu
     if gpus.files and gpus.confine:
         # cgroup/v2 without systemd puts slurmd's scope under system.slice, which must be there first.
         Path("/sys/fs/cgroup/system.slice").mkdir(exist_ok=True)
-    _write_client_env(state_dir, info.env)
-    daemon_env = install.env()
 
-    pids = {}
-    try:
-        # --force: munged rejects a socket whose ancestors are not world-searchable
-        # (e.g. pytest's 0700 /tmp/pytest-of-root); this socket is private anyway.
-        cmd = [
-            "munged",
-            "--force",
-            f"--key-file={key}",
-            f"--socket={p['munge_socket']}",
-            f"--pid-file={p['munge_pid']}",
-            f"--log-file={p['munge_log']}",
-            f"--seed-file={p['munge_seed']}",
-        ]
-        _run_daemon(cmd, p["munge_log"], daemon_env, install.binary("munged"))
-        pids["munged"] = _wait_pidfile(p["munge_pid"], "munged", p["munge_log"], cmd)
+
+def _start_daemons(state_dir: Path, p: Mapping[str, Path], host: str, install: Install) -> None:
+    """munged, slurmctld, slurmd, each waited for by its pid file and recorded as it comes up (so that
+    ``down`` stops what did start when a later one fails)."""
+    # --force: munged rejects a socket whose ancestors are not world-searchable
+    # (e.g. pytest's 0700 /tmp/pytest-of-root); this socket is private anyway.
+    munged = ["munged", "--force", f"--key-file={p['munge_key']}", f"--socket={p['munge_socket']}",
+              f"--pid-file={p['munge_pid']}", f"--log-file={p['munge_log']}", f"--seed-file={p['munge_seed']}"]
+    # -N: our NodeName, regardless of how this host resolves its own name.
+    daemons = (("munged", munged, p["munge_pid"], p["munge_log"]),
+               ("slurmctld", ["slurmctld", "-f", str(p["conf"])], p["slurmctld_pid"], p["slurmctld_log"]),
+               ("slurmd", ["slurmd", "-f", str(p["conf"]), "-N", host], p["slurmd_pid"], p["slurmd_log"]))
+    pids: dict[str, int] = {}
+    for name, cmd, pidfile, log in daemons:
+        _run_daemon(cmd, log, install.env(), install.binary(name))
+        pids[name] = _wait_pidfile(pidfile, name, log, cmd)
         _write_pids(state_dir, pids)
-
-        cmd = ["slurmctld", "-f", str(p["conf"])]
-        _run_daemon(cmd, p["slurmctld_log"], daemon_env, install.binary("slurmctld"))
-        pids["slurmctld"] = _wait_pidfile(p["slurmctld_pid"], "slurmctld", p["slurmctld_log"], cmd)
-        _write_pids(state_dir, pids)
-
-        # -N: our NodeName, regardless of how this host resolves its own name.
-        cmd = ["slurmd", "-f", str(p["conf"]), "-N", host]
-        _run_daemon(cmd, p["slurmd_log"], daemon_env, install.binary("slurmd"))
-        pids["slurmd"] = _wait_pidfile(p["slurmd_pid"], "slurmd", p["slurmd_log"], cmd)
-        _write_pids(state_dir, pids)
-
-        _wait_idle(info, host, p)
-    except BaseException:
-        down(state_dir)
-        raise
-    return info
 
 
 def _run_daemon(cmd: list[str], log: Path, env: Mapping[str, str] | None = None, executable: str | None = None) -> None:

@@ -34,6 +34,14 @@ def run_cli(*args: str | os.PathLike[str], check: bool = False, timeout: float =
     return proc
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (scripts/test.sh runs a worker a core) every real-cluster test goes to one worker,
+    in file order: they share the session's cluster and its CPUs, and some wait on its time limits."""
+    for item in items:
+        if item.get_closest_marker("slurm"):
+            item.add_marker(pytest.mark.xdist_group("slurm"))
+
+
 @pytest.fixture
 def cli():  # type: ignore[no-untyped-def]
     return run_cli

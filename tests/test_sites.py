@@ -9,6 +9,7 @@ import dataclasses
 import hashlib
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,7 @@ from permenum.jobs.solutions import read_solutions, write_arrays
 from permenum.layout import RunLayout
 from permenum.problems.costas_symmetry import class_share
 from permenum.records import _write_sealed, read_result
-from tests.conftest import published
+from tests.conftest import published, run_cli
 from tests.slurm_helpers import partition_states, wait_idle
 
 N = 11
@@ -32,19 +33,36 @@ def _files(root: Path) -> dict[str, bytes]:
             if p.is_file() and p.name != ".permenum.lock"}
 
 
-def _two_sites(cli, tmp_path: Path, problem: str = "nqueens", n: int = N,  # type: ignore[no-untyped-def]
-               shards: int = 4) -> tuple[Path, Path]:
+def _build_two_sites(root: Path, problem: str, n: int, shards: int) -> tuple[Path, Path]:
     """Site A builds the pool; site B rebuilds it from A's manifest alone; each counts half."""
-    a, b = tmp_path / "site a", tmp_path / "site b"
-    cli("pool", problem, n, "--num-partitions", shards, a, check=True)
-    manifest_copy = tmp_path / "a-manifest.json"
+    a, b = root / "site a", root / "site b"
+    run_cli("pool", problem, n, "--num-partitions", shards, a, check=True)
+    manifest_copy = root / "a-manifest.json"
     shutil.copy(a / "manifest.json", manifest_copy)  # all that travels to B before it builds
-    proc = cli("pool", problem, n, "--num-partitions", shards, b, "--same-as", manifest_copy, check=True)
+    proc = run_cli("pool", problem, n, "--num-partitions", shards, b, "--same-as", manifest_copy, check=True)
     assert "same pool as" in proc.stdout
     half = shards // 2
-    cli("run", a, "--only", f"0-{half - 1}", check=True)
-    cli("run", b, "--only", f"{half}-{shards - 1}", check=True)
+    run_cli("run", a, "--only", f"0-{half - 1}", check=True)
+    run_cli("run", b, "--only", f"{half}-{shards - 1}", check=True)
     return a, b
+
+
+@pytest.fixture(scope="module")
+def sites(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., tuple[Path, Path]]:
+    """Two sites' runs as _build_two_sites leaves them, built once a module for each (problem, n, shards)
+    and copied into each test's own folder (links kept as links), which it may then damage at will."""
+    built: dict[tuple[str, int, int], tuple[Path, Path]] = {}
+
+    def copy(tmp_path: Path, problem: str = "nqueens", n: int = N, shards: int = 4) -> tuple[Path, Path]:
+        key = (problem, n, shards)
+        if key not in built:
+            built[key] = _build_two_sites(tmp_path_factory.mktemp("sites"), problem, n, shards)
+        copies = tmp_path / "site a", tmp_path / "site b"
+        for source, target in zip(built[key], copies):
+            shutil.copytree(source, target, symlinks=True)
+        return copies
+
+    return copy
 
 
 def test_a_rebuilt_pool_is_the_same_pool_or_names_the_first_difference(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -91,8 +109,8 @@ def test_shards_limit_run_and_status_shows_them_against_the_pool(cli, tmp_path: 
         assert proc.returncode == 2 and says in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
-def test_merge_imports_checked_results_once_and_collect_reads_the_union(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    a, b = _two_sites(cli, tmp_path)
+def test_merge_imports_checked_results_once_and_collect_reads_the_union(cli, sites, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    a, b = sites(tmp_path)
     proc = cli("merge", a, b)
     assert proc.returncode == 0 and "imported 2 results (2-3); 0 here already" in proc.stdout, proc.stdout + proc.stderr
     c = collect(RunLayout(a))
@@ -110,8 +128,8 @@ def test_merge_imports_checked_results_once_and_collect_reads_the_union(cli, tmp
     assert _files(a) == before
 
 
-def test_merge_refuses_tampered_and_conflicting_results_in_one_line_each(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    a, b = _two_sites(cli, tmp_path)
+def test_merge_refuses_tampered_and_conflicting_results_in_one_line_each(cli, sites, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    a, b = sites(tmp_path)
     flipped = b / "results" / "part-00002.json"
     text = flipped.read_text()
     flipped.write_text(text.replace('"raw": ', '"raw": 1', 1))  # a count changed, the seal not
@@ -132,8 +150,8 @@ def test_merge_refuses_tampered_and_conflicting_results_in_one_line_each(cli, tm
     assert list((a / "results" / "duplicates").glob("part-00003.*"))  # the import kept as evidence
 
 
-def test_two_refused_conflicts_keep_two_pieces_of_evidence(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    a, b = _two_sites(cli, tmp_path)
+def test_two_refused_conflicts_keep_two_pieces_of_evidence(cli, sites, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    a, b = sites(tmp_path)
     cli("merge", a, b, check=True)
     for k, copy in enumerate((tmp_path / "c", tmp_path / "d"), 1):
         shutil.copytree(b, copy)
@@ -146,10 +164,10 @@ def test_two_refused_conflicts_keep_two_pieces_of_evidence(cli, tmp_path: Path) 
     assert collect(RunLayout(a)).total == published("nqueens_total", N)  # the first stays
 
 
-def test_a_refused_conflict_is_named_by_collect_status_and_report_with_what_settles_it(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_refused_conflict_is_named_by_collect_status_and_report_with_what_settles_it(cli, sites, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """merge keeps a conflicting count in results/duplicates/; the commands that say how a run stands name it
     and the re-count that settles it (they said nothing: the evidence lay there unseen)."""
-    a, b = _two_sites(cli, tmp_path)
+    a, b = sites(tmp_path)
     cli("run", a, check=True)  # A counts B's share too: B's, sealed with other numbers, conflicts
     result = b / "results" / "part-00003.json"
     record = read_result(result)
@@ -163,8 +181,8 @@ def test_a_refused_conflict_is_named_by_collect_status_and_report_with_what_sett
         assert f"`permenum verify {a} --only 3`" in text
 
 
-def test_a_damaged_verification_is_refused_and_the_rest_imported(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    a, b = _two_sites(cli, tmp_path)
+def test_a_damaged_verification_is_refused_and_the_rest_imported(cli, sites, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    a, b = sites(tmp_path)
     cli("merge", b, a, check=True)
     cli("verify", b, "--only", "0", check=True)
     plan = next((b / "verify").iterdir()) / "verification.json"
@@ -186,8 +204,8 @@ def _plant(verification: Path, file: str, payload: bytes) -> None:
 
 
 @pytest.mark.parametrize("how", ["plain", "through a pool symlink", "result symlinked out", "verification symlinked out"])
-def test_merge_writes_and_reads_nothing_outside_either_run(cli, tmp_path: Path, how: str) -> None:  # type: ignore[no-untyped-def]
-    a, b = _two_sites(cli, tmp_path)
+def test_merge_writes_and_reads_nothing_outside_either_run(cli, sites, tmp_path: Path, how: str) -> None:  # type: ignore[no-untyped-def]
+    a, b = sites(tmp_path)
     cli("verify", b, "--only", "2", check=True)
     verification = next((b / "verify").iterdir())
     payload = b"#!/bin/sh\necho planted\n"
@@ -259,8 +277,8 @@ def _reseal(result: Path, **changes: object) -> None:
     _write_sealed(result, dataclasses.replace(read_result(result), **changes).to_json())
 
 
-def test_a_resealed_result_whose_numbers_cannot_all_be_true_is_refused(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    a, b = _two_sites(cli, tmp_path)
+def test_a_resealed_result_whose_numbers_cannot_all_be_true_is_refused(cli, sites, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    a, b = sites(tmp_path)
     record = read_result(b / "results" / "part-00002.json")
     _reseal(b / "results" / "part-00002.json", states=record.states + 1000)
     _reseal(b / "results" / "part-00003.json", weighted=8 * read_result(b / "results" / "part-00003.json").raw + 8)
@@ -275,10 +293,10 @@ def test_a_resealed_result_whose_numbers_cannot_all_be_true_is_refused(cli, tmp_
     assert proc.returncode == 2 and "damaged results" in proc.stderr and "does not add up" in proc.stderr
 
 
-def test_a_costas_result_resealed_one_array_short_is_caught(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_costas_result_resealed_one_array_short_is_caught(cli, sites, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The arrays and the raw count both lowered, the weighted count kept (the array was not its class's
     representative): each file adds up alone; the class's orbit, across the run, has a gap."""
-    a, b = _two_sites(cli, tmp_path, "costas", 10, 2)
+    a, b = sites(tmp_path, "costas", 10, 2)
     solutions, result = b / "solutions" / "part-00001.parquet", b / "results" / "part-00001.json"
     arrays = read_solutions(solutions, 10)
     dropped = next(x for x in arrays if class_share(x) == (0, 0))
@@ -296,15 +314,15 @@ def test_a_costas_result_resealed_one_array_short_is_caught(cli, tmp_path: Path)
     assert proc.returncode == 2 and "does not add up" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
-def test_a_recount_at_the_same_site_with_the_same_kernel_is_refused(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    a, _ = _two_sites(cli, tmp_path)
+def test_a_recount_at_the_same_site_with_the_same_kernel_is_refused(cli, sites, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    a, _ = sites(tmp_path)
     here = read_result(a / "results" / "part-00000.json")
     proc = cli("verify", a, "--counted-at", here.origin.site, "--sample", 1, "--kernel", here.kernel)
     assert proc.returncode == 2 and "would repeat the same search" in proc.stderr
 
 
-def test_costas_solutions_come_home_sealed(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    a, b = _two_sites(cli, tmp_path, "costas", 9, 2)
+def test_costas_solutions_come_home_sealed(cli, sites, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    a, b = sites(tmp_path, "costas", 9, 2)
     solutions = b / "solutions" / "part-00001.parquet"
     good = solutions.read_bytes()
     solutions.write_bytes(good[:-3] + bytes(3))
@@ -327,10 +345,10 @@ def test_costas_solutions_come_home_sealed(cli, tmp_path: Path) -> None:  # type
     assert len(arrays) == published("costas_classes", 9)
 
 
-def test_a_foreign_site_and_device_name_print_escaped(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_foreign_site_and_device_name_print_escaped(cli, sites, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A copy whose results name their site and device with a newline and ESC[2J (sealed: the other site wrote
     them so): merged, collected and reported, the names print escaped: no fake line, no cleared screen."""
-    a, b = _two_sites(cli, tmp_path)
+    a, b = sites(tmp_path)
     hostile = "evil\nFAKE: total 0\x1b[2J"
     for result in sorted((b / "results").glob("part-*.json")):
         record = read_result(result)

@@ -29,6 +29,7 @@ def _pool(cli, run: Path) -> None:  # type: ignore[no-untyped-def]
     cli("pool", "nqueens", 12, run, "--num-partitions", PARTITIONS, check=True)
 
 
+@pytest.mark.smoke
 def test_full_flow_through_slurm(slurm_cluster: cluster.ClusterInfo, tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     run = tmp_path / "n12 'full' run"
     _pool(cli, run)
