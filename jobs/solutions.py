@@ -25,7 +25,7 @@ from permenum.layout import RunLayout
 from permenum.problems.costas_symmetry import found_by, is_costas, representative, share_in, symmetries
 from permenum.records import ResultRecord, SolutionsSeal, load_manifest, sound_result
 from permenum.result_index import scan_results
-from permenum.sealed import read_sealed
+from permenum.sealed import arrow_reader, read_sealed
 
 Array = tuple[int, ...]
 
@@ -76,7 +76,7 @@ def parse_solutions(path: Path, data: bytes, n: int, seal: SolutionsSeal | None)
     """read_solutions of bytes already read from ``path`` and held to its seal (what is checked is what is
     copied: jobs.merge)."""
     try:
-        column = pq.read_table(pa.BufferReader(data)).column("rows").combine_chunks()
+        column = pq.read_table(arrow_reader(data)).column("rows").combine_chunks()
     except (pa.ArrowException, KeyError, OSError, ValueError) as exc:
         raise UserError(f"{path} does not parse as a solutions file ({type(exc).__name__}: {one_line(exc)})") from None
     kind = column.type

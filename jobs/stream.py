@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 
 from permenum.errors import UserError, one_line
 from permenum.problems import StateBatch
+from permenum.sealed import arrow_reader
 
 
 def does_not_parse(label: str, exc: BaseException) -> UserError:
@@ -33,7 +34,7 @@ class StreamedPartition:
         self._columns = [*mask_names, "prefix", "weight"]
         self._mask_names, self._label = mask_names, label
         try:
-            self._file = pq.ParquetFile(pa.BufferReader(data))
+            self._file = pq.ParquetFile(arrow_reader(data))
             self.total = self._file.metadata.num_rows
             names = self._file.schema_arrow.names
             self.est_cost = self._file.read(columns=["est_cost"]).column(0).to_numpy() if "est_cost" in names else None

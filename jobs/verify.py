@@ -44,6 +44,7 @@ from permenum.records import (Comparison, Counted, Manifest, PartitionEntry, Res
                               load_manifest, load_verification_plan, write_manifest,
                               write_verification_check, write_verification_plan)
 from permenum.result_index import scan_results
+from permenum.sealed import arrow_reader
 
 #: Kernel variants whose node counts are of one search (each state, its placements, its leaves): a
 #: re-count on one of them compares nodes too. The others count nodes of their own searches.
@@ -186,7 +187,7 @@ def _write_reflected(layout: RunLayout, shadow: RunLayout, manifest: Manifest, p
     entry, problem = manifest.partition(partition), get_problem(manifest.problem)
     stored = read_partition(layout, entry)  # checked against its sha256: what fails below is the file's content
     try:
-        table = pq.read_table(pa.BufferReader(stored))
+        table = pq.read_table(arrow_reader(stored))
         states, cost = StateBatch.from_table(table, problem.mask_names), table.column("est_cost").to_numpy()
     except (pa.ArrowException, OSError, ValueError, LookupError) as exc:
         raise does_not_parse(f"partition {partition}", exc) from exc

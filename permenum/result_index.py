@@ -34,6 +34,7 @@ from permenum.layout import RunLayout
 from permenum import __version__
 from permenum.ledger_rows import RESULT_COLUMNS, ResultError, result_row
 from permenum.records import Manifest, ResultRecord, check_solutions_file, verified_result
+from permenum.sealed import arrow_reader
 
 _MAGIC = b"permenum-result-index/1\n"
 _DIGEST = "file_sha256"  # of the result file's bytes
@@ -173,7 +174,7 @@ def _load(layout: RunLayout, manifest: Manifest) -> pa.Table:
     if head[:len(_MAGIC)] != _MAGIC or head[len(_MAGIC):] != hashlib.sha256(body).hexdigest().encode():
         return SCHEMA.empty_table()  # damaged, or not an index of this format
     try:
-        table = pa.ipc.open_file(pa.BufferReader(body)).read_all()
+        table = pa.ipc.open_file(arrow_reader(body)).read_all()
     except (pa.ArrowInvalid, OSError):
         return SCHEMA.empty_table()
     meta = table.schema.metadata or {}

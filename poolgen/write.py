@@ -51,7 +51,7 @@ from permenum.atomic import fsync_dir, write_new_file
 from permenum.errors import UserError
 from permenum.layout import RunLayout
 from permenum.lock import run_lock
-from permenum.sealed import read_sealed
+from permenum.sealed import arrow_reader, read_sealed
 from permenum.poolgen.cost import default_probes, estimate_costs, settle_outliers, shared_costs
 from permenum.poolgen.generate import climb, expand_with_parents
 from permenum.poolgen.sizes import DEFAULT_TARGET, STATES_PER_PARTITION
@@ -355,7 +355,7 @@ def _water_level(loads: np.ndarray, rest: float) -> float:
 
 def load_partition(layout: RunLayout, entry: PartitionEntry) -> pa.Table:
     """The partition's table, read once: its bytes are checked against the manifest's sha256, then parsed."""
-    return pq.read_table(pa.BufferReader(read_partition(layout, entry)))
+    return pq.read_table(arrow_reader(read_partition(layout, entry)))
 
 
 def read_partition(layout: RunLayout, entry: PartitionEntry) -> bytes:
