@@ -13,7 +13,6 @@ import pytest
 
 from permenum.slurm import cluster
 
-pytestmark = pytest.mark.slurm
 
 JOB_TIMEOUT = 60.0
 
@@ -46,6 +45,7 @@ def _pids(state_dir: Path) -> dict[str, int]:
     return json.loads((state_dir / "pids.json").read_text())
 
 
+@pytest.mark.slurm
 def test_array_job_runs(slurm_cluster: cluster.ClusterInfo, tmp_path: Path) -> None:
     out_dir = tmp_path / "job out"
     out_dir.mkdir()
@@ -69,6 +69,7 @@ def test_array_job_runs(slurm_cluster: cluster.ClusterInfo, tmp_path: Path) -> N
     assert len(ours) == 4 and all("JobState=COMPLETED" in line for line in ours), ours
 
 
+@pytest.mark.slurm
 def test_up_is_idempotent(slurm_cluster: cluster.ClusterInfo) -> None:
     before = _pids(slurm_cluster.state_dir)
     assert cluster.up(slurm_cluster.state_dir) == slurm_cluster
@@ -78,6 +79,7 @@ def test_up_is_idempotent(slurm_cluster: cluster.ClusterInfo) -> None:
     assert "idle" in st["sinfo"], st
 
 
+@pytest.mark.slurm
 def test_down_kills_only_its_own_pids(slurm_cluster: cluster.ClusterInfo, tmp_path: Path) -> None:
     main_pids = _pids(slurm_cluster.state_dir)
 
@@ -172,6 +174,7 @@ DEBS = Path(__file__).resolve().parents[1] / ".debs"
 
 
 @pytest.mark.skipif(not list(DEBS.glob("slurmd_*.deb")), reason="no Debian packages in .debs/ (bench/gpu_slurm.sh says which)")
+@pytest.mark.slurm
 def test_up_from_an_unpacked_prefix(tmp_path: Path) -> None:
     """SLURM run from `dpkg -x` trees, as on a GPU machine without it: daemons, libraries and plugins
     come from the prefix, not the system's, and an array runs."""
