@@ -58,6 +58,12 @@ def print_growth(console: Console, best: dict[int, float], fit_from: int) -> Non
                       + " device-years", highlight=False)
 
 
+def parse_spec(spec: str) -> tuple[str, int | None, int | None]:
+    """VARIANT[:WG[:LANES]] -> the variant, its work-group size and the work-items a launch (None: defaults)."""
+    variant, wg, lanes = (spec.split(":") + ["", ""])[:3]
+    return variant, int(wg) if wg else None, int(lanes) if lanes else None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default=None)
@@ -87,18 +93,15 @@ def main() -> None:
         for spec in args.variants:
             if spec in over:
                 continue
-            variant, _, rest = spec.partition(":")
-            wg, _, lanes = rest.partition(":")
+            variant, wg, lanes = parse_spec(spec)
             symmetry = CENTRE if variant in CENTRE_KERNELS else args.symmetry  # they read only the centre mode's states
             if symmetry not in pools:
                 t0 = time.perf_counter()
                 pools[symmetry] = (climb(problem, n, args.target, 4.0, symmetry).states, time.perf_counter() - t0)
             states, pool_s = pools[symmetry]
             options = tuple(args.options)
-            kernel = CostasKernel(dev, n, symmetry, variant=variant, wg=int(wg) if wg else None,
-                                  build_options=options + verbose, split=args.split)
-            if lanes:
-                kernel.max_lanes = int(lanes)
+            kernel = CostasKernel(dev, n, symmetry, variant=variant, wg=wg, build_options=options + verbose,
+                                  split=args.split, lanes=lanes)
             if n == args.orders[0]:
                 console.print(f"{spec}: {build_note(dev, kernel.kernel_for(states.depth))}", highlight=False)
             runs = [kernel(states) for _ in range(args.repeat)]
@@ -106,8 +109,8 @@ def main() -> None:
             tally = problem.tally(states, runs[0].counts, runs[0].solutions, symmetry)
             nodes = None
             if args.nodes:
-                out = CostasKernel(dev, n, symmetry, count_nodes=True, variant=variant, wg=int(wg) if wg else None,
-                                   build_options=options, split=args.split)(states)
+                out = CostasKernel(dev, n, symmetry, count_nodes=True, variant=variant, wg=wg, build_options=options,
+                                   split=args.split, lanes=lanes)(states)
                 nodes = int(np.sum(out.nodes, dtype=np.uint64))
             exact = tally.weighted == known("costas_total", n) and tally.classes == known("costas_classes", n)
             if exact:

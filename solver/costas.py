@@ -74,7 +74,7 @@ class CostasKernel:
 
     def __init__(self, dev: DeviceContext, n: int, symmetry: str, count_nodes: bool = False, capacity: int = 4096,
                  variant: str | None = None, wg: int | None = None, build_options: tuple[str, ...] = (),
-                 split: int | None = None):
+                 split: int | None = None, lanes: int | None = None):
         variant = variant or default_variant(dev, symmetry)
         self.check(variant, symmetry)
         if variant == "fc" and n > FC_MAX_N:
@@ -90,8 +90,8 @@ class CostasKernel:
         self.split = split  # None: default_split
         self.reruns = 0  # how often a batch overflowed the output buffer (tests check this path)
         # work-items a launch may use (None: the device's resident limit)
-        self.max_lanes: int | None = (CENTRE_GPU_LANES_PER_UNIT * dev.ref.device.max_compute_units
-                                      if dev.ref.is_gpu and variant in CENTRE_KERNELS else None)
+        centre_gpu = dev.ref.is_gpu and variant in CENTRE_KERNELS
+        self.max_lanes = lanes or (CENTRE_GPU_LANES_PER_UNIT * dev.ref.device.max_compute_units if centre_gpu else None)
 
     def split_for(self, depth: int) -> int:
         """Columns the build for states of this depth places below each state itself (fc only; see

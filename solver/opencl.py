@@ -145,7 +145,8 @@ def launch_lanes(ref: DeviceRef, nstates: int, local: int | None, cap: int | Non
     """Work-items to launch for an atomic-counter kernel: enough to fill the device (or ``cap``), never idle
     ones; on a CPU a work-group per compute unit at least (PoCL runs a work-group on one core: Costas fc's
     64-item groups ran order 15 in 2.93 s on one of the two cores here, 1.47 s on both)."""
-    lanes = min(max(nstates, 1), device_lanes(ref), cap or device_lanes(ref))
+    limit = device_lanes(ref) if cap is None else min(cap, device_lanes(ref))
+    lanes = min(max(nstates, 1), limit)
     if local:
         groups = -(-lanes // local)
         if not ref.is_gpu:
