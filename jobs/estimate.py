@@ -10,11 +10,16 @@ counted like a task's chunk, jobs.refine; the last block takes what the budget h
 nodes is the prediction (a sample goes on past ``max_fraction`` until it holds MIN_SAMPLE_SECONDS of
 kernel: shorter ones time noise). The blocks' spread gives its statistical error.
 
-Larger sizes are projected by the growth of the predicted kernel seconds over the sample's size and the
-FIT_SIZES - 1 below it, each from its own sample (``Growth``: a line through their logarithms), the model
-bench/costas_growth.py fits to measured runs. An earlier projection took each size's own Knuth estimate
-at the sample's seconds per estimated node: Costas 30 came out at 1.55 H100-years against 2.5-3.3 from
-the measured growth, as fc's cost per estimated (plain DFS) node grows with the order.
+Larger sizes are projected from two things: each one's own tree, the estimated nodes of the coarse pool
+`pool` would make there (host work only: seconds, not a sample), and the device's seconds per estimated
+node, whose drift a size is fitted over the sample's size and the FIT_SIZES - 1 below it, each from its
+own sample (``Growth``: a line through their logarithms). Neither alone will do. A constant growth of the
+predicted seconds (the model before, fitted over those sizes) misses that the tree's growth a size itself
+grows: N-Queens' estimated nodes grow 9.9x a size from 24 to 26 and 10.9x from 26 to 28, and a fit of
+9.21x over 21-24 projected N=28 at 2.1 H100-years where the measured kernel times of 20-23 and the
+published counts say about 4. The Knuth estimate at one fixed cost per node (the model before that)
+misses that a node's cost grows: fc's about 1.08x an order (Costas 30 at 1.55 H100-years against 2.5-3.3
+from the measured growth). bench/NOTES.md, 2026-11-27 at the commit that made this so.
 """
 
 from __future__ import annotations
@@ -181,6 +186,28 @@ def growth(result: Estimate, estimate_at: Callable[[int], Estimate]) -> tuple[Gr
     below = [estimate_at(m) for m in range(lowest, result.n)]
     fitted = [(e.n, e.device_seconds) for e in (*below, result) if e.device_seconds > 0]
     return (Growth.fit(fitted) if len(fitted) >= 2 else None), below
+
+
+def cost_growth(fitted: Sequence[Estimate]) -> Growth:
+    """The drift of the device's seconds per estimated node over the fitted sizes (those that took time)."""
+    return Growth.fit([(e.n, e.seconds_per_node) for e in fitted if e.device_seconds > 0])
+
+
+def tree_nodes(problem_name: str, n: int, symmetry: str | None, seed: int) -> float:
+    """The estimated nodes of size n's whole tree: its coarse pool's cost estimates, summed (no device)."""
+    settings = PoolSettings(problem_name, n, 1, seed=seed, symmetry=symmetry)
+    settings.validate()
+    _, costs = coarse_pool(get_problem(problem_name), n, settings.resolved_symmetry, settings.target, seed)
+    return float(np.sum(costs, dtype=np.float64))
+
+
+def project(fitted: Sequence[Estimate], sizes: Sequence[int], nodes_at: Callable[[int], float]) -> list[tuple[int, float, float]]:
+    """(size, its tree's estimated nodes, predicted kernel seconds) for each of ``sizes``: the nodes at the
+    seconds per estimated node that ``cost_growth`` of ``fitted`` gives that size."""
+    if not sizes:
+        return []
+    cost = cost_growth(fitted)
+    return [(m, nodes, nodes * cost.seconds_at(m)) for m in sizes for nodes in (nodes_at(m),)]
 
 
 def doubts(growth: Growth, fitted: Sequence[Estimate]) -> str | None:

@@ -61,8 +61,9 @@ def test_estimate_command_projects_record_sizes_and_refuses_bad_input(cli) -> No
     sizes = [int(k) for k in growth["device_seconds"]]  # the fit, computed again: a line through the log seconds
     slope = np.polyfit(sizes, np.log([growth["device_seconds"][str(k)] for k in sizes]), 1)[0]
     assert abs(np.exp(slope) / growth["ratio_per_size"] - 1) < 1e-9
-    projected = [report["projected_device_seconds"][str(n)] for n in range(23, 29)]
-    assert all(abs(b / a / growth["ratio_per_size"] - 1) < 1e-9 for a, b in zip(projected, projected[1:]))
+    assert growth["estimated_nodes"]["12"] == report["estimated_nodes"]  # what each fitted size's cost is per
+    # N=12's sizes take milliseconds on this CPU: no size is projected, and the JSON says why
+    assert report["projection_unreliable"] and report["projected_device_seconds"] == {} == report["projected_estimated_nodes"]
     tiny = cli("estimate", "nqueens", 2, "--device", "cpu", check=True)  # no size takes any time: nothing to fit
     assert "no projection: fewer than two of nqueens 1-2 took any kernel time" in tiny.stdout
     for bad in (["nqueens", 0], ["nqueens", 12, "--max-fraction", 2], ["sudoku", 9]):
@@ -75,6 +76,37 @@ def _sized(n: int, seconds: float, nodes: float) -> Estimate:
     from permenum.jobs.estimate import Block
 
     return Estimate("nqueens", n, "edges", "cpu", 10, 3, nodes, [Block(10, nodes, seconds)])
+
+
+def test_a_projection_is_each_sizes_tree_at_the_fitted_cost_of_a_node() -> None:
+    """Projected seconds = the size's own estimated nodes x the seconds per estimated node that the fitted
+    sizes' drift gives it: a tree whose growth grows is followed (a constant growth of the seconds would not),
+    and a node that gets dearer a size (fc's ~1.08x) compounds."""
+    from permenum.jobs.estimate import cost_growth, project
+
+    nodes = {20 + k: 1e9 * 9.0 ** k for k in range(4)}  # the fitted sizes: 9x a size
+    later = {24: nodes[23] * 9.5, 25: nodes[23] * 9.5 * 10.0, 28: 7.0e18}  # growth that grows
+    for drift in (1.0, 1.08):
+        fitted = [_sized(n, 2e-12 * drift ** (n - 20) * k, k) for n, k in nodes.items()]
+        assert abs(cost_growth(fitted).ratio / drift - 1) < 1e-9
+        asked: list[int] = []
+        rows = project(fitted, [24, 25, 28], lambda m: asked.append(m) or later[m])
+        assert asked == [24, 25, 28] and [m for m, _, _ in rows] == asked
+        for m, k, seconds in rows:
+            assert k == later[m] and abs(seconds / (later[m] * 2e-12 * drift ** (m - 20)) - 1) < 1e-9
+    # the sizes that took no time are left out of the cost's fit (as of the growth's)
+    assert cost_growth([_sized(19, 0.0, 1e8), *fitted]).sizes == (20, 21, 22, 23)
+
+
+def test_a_trees_estimated_nodes_are_its_coarse_pools_cost_estimates() -> None:
+    from permenum.jobs.estimate import coarse_pool, tree_nodes
+    from permenum.poolgen.write import PoolSettings
+    from permenum.problems import get_problem
+
+    for name, n in (("nqueens", 10), ("costas", 9)):
+        settings = PoolSettings(name, n, 1, seed=3)
+        _, costs = coarse_pool(get_problem(name), n, settings.resolved_symmetry, settings.target, 3)
+        assert tree_nodes(name, n, None, 3) == float(np.sum(costs, dtype=np.float64)) > 0
 
 
 def test_a_growth_fitted_to_milliseconds_or_off_the_trees_growth_is_doubted() -> None:

@@ -62,18 +62,19 @@ def estimate(problem: str, n: int, device: str | None, gpus: int, sample_seconds
 
     result = estimate_at(n)
     growth, below = est.growth(result, estimate_at) if project else (None, [])
-    projected = [(m, growth.seconds_at(m)) for m in est.PROJECTED.get(result.problem, ()) if m > n] if growth else []
     doubt = est.doubts(growth, (*below, result)) if growth else None
+    sizes = [m for m in est.PROJECTED.get(result.problem, ()) if m > n] if growth and not doubt else []
+    projected = est.project((*below, result), sizes, lambda m: est.tree_nodes(problem, m, symmetry, seed))
     if as_json:
         _print_json(result, gpus, growth, below, projected, doubt)
         return
     _print_estimate(result, gpus)
     if project:
-        _print_growth(result, gpus, growth, below, [] if doubt else projected, doubt)
+        _print_growth(result, gpus, growth, below, projected, doubt)
 
 
 def _print_json(result: "Estimate", gpus: int, growth: "Growth | None", below: list["Estimate"],
-                projected: list[tuple[int, float]], doubt: str | None) -> None:
+                projected: list[tuple[int, float, float]], doubt: str | None) -> None:
     out.print_json(json.dumps({
         "problem": result.problem, "n": result.n, "symmetry": result.symmetry, "device": result.device,
         "pool_states": result.states, "pool_depth": result.depth, "estimated_nodes": result.estimated_total,
@@ -83,9 +84,13 @@ def _print_json(result: "Estimate", gpus: int, growth: "Growth | None", below: l
         "relative_error": result.relative_error, "gpus": gpus, "wall_seconds": result.device_seconds / gpus,
         "growth": None if growth is None else {  # None: --no-project, or too small a size to fit
             "device_seconds": {str(e.n): e.device_seconds for e in (*below, result)},
-            "fitted_sizes": list(growth.sizes), "ratio_per_size": growth.ratio},
-        "projected_device_seconds": {str(k): v for k, v in projected},
-        "projection_unreliable": doubt,  # why the projection is not to be trusted, None where nothing says so
+            "fitted_sizes": list(growth.sizes), "ratio_per_size": growth.ratio,
+            "estimated_nodes": {str(e.n): e.estimated_total for e in (*below, result)},
+            "seconds_per_estimated_node": {str(e.n): e.seconds_per_node for e in (*below, result)}},
+        # each projected size: its tree's estimated nodes and their predicted kernel seconds ({} when unreliable)
+        "projected_estimated_nodes": {str(k): nodes for k, nodes, _ in projected},
+        "projected_device_seconds": {str(k): v for k, _, v in projected},
+        "projection_unreliable": doubt,  # why the sizes above are not projected, None where nothing says so
         "blocks": [{"states": b.states, "estimated_nodes": b.estimated, "kernel_seconds": b.seconds}
                    for b in result.blocks],
     }))
@@ -107,9 +112,9 @@ def _print_estimate(result: "Estimate", gpus: int) -> None:
 
 
 def _print_growth(result: "Estimate", gpus: int, growth: "Growth | None", below: list["Estimate"],
-                  projected: list[tuple[int, float]], doubt: str | None) -> None:
-    """The sizes below N, their fitted growth, and the record sizes above N it projects: none, and why, where
-    the fit is not to be trusted (jobs.estimate.doubts)."""
+                  projected: list[tuple[int, float, float]], doubt: str | None) -> None:
+    """The sizes below N, their fitted growth, and the record sizes above N projected (jobs.estimate.project):
+    none, and why, where the fit is not to be trusted (jobs.estimate.doubts)."""
     sizes = f"{result.problem} {below[0].n if below else result.n}-{result.n}"
     if growth is None:
         out.print(f"no projection: fewer than two of {sizes} took any kernel time")
@@ -121,13 +126,18 @@ def _print_growth(result: "Estimate", gpus: int, growth: "Growth | None", below:
         return
     if not projected:
         return
-    table = Table(title=f"projected on {result.device} by the growth of {sizes}")
+    from permenum.jobs.estimate import cost_growth
+
+    cost = cost_growth((*below, result)).ratio
+    table = Table(title=f"projected on {result.device}: each size's estimated nodes at the seconds per node of "
+                        f"{sizes} ({cost:.3f}x a size)")
     table.add_column("N", justify="right")
+    table.add_column("estimated nodes", justify="right")
     table.add_column("device-hours", justify="right")
     table.add_column("kernel time", justify="right")
     if gpus > 1:
         table.add_column(f"wall on {gpus}", justify="right")
-    for size, seconds in projected:
-        row = [str(size), f"{seconds / 3600:.4g}", _hours(seconds)]
+    for size, nodes, seconds in projected:
+        row = [str(size), f"{nodes:.3e}", f"{seconds / 3600:.4g}", _hours(seconds)]
         table.add_row(*row, *([_hours(seconds / gpus)] if gpus > 1 else []))
     out.print(table)
