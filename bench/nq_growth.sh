@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # N-Queens kernel growth on one machine (issue 47, item 2): `enumerate nqueens N` on one GPU for each of
 # $ONE (default "20 21 22"; side by side, one GPU each, while GPUs last, else one after another) beside
-# `estimate nqueens $EST` (default 24: its fit and projection) on the next GPU, then `enumerate nqueens
-# $ALL` (default 23; empty: none) on every GPU of the machine. Wheels in .whl/ (see gpu_node.sh).
+# `estimate PROBLEM N` for each PROBLEM:N of $EST (default nqueens:24: its fit and projection; one after
+# another) on the next GPU, then `enumerate nqueens $ALL` (default 23; empty: none) on every GPU of the
+# machine. Wheels in .whl/ (see gpu_node.sh).
 #   OUT=$OUT bash bench/nq_growth.sh
-# A row per command: wall seconds, kernel seconds, the check; the estimate's table in estimate$EST.log.
+#   OUT=$OUT ONE= ALL= EST="nqueens:24 costas:22" bash bench/nq_growth.sh     # estimates only
+# A row per command: wall seconds, kernel seconds, the check; each estimate's output in estimate-P-N.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/out}; mkdir -p "$out"; : > "$out/table.txt"
-ONE=${ONE-20 21 22}; ALL=${ALL-23}; EST=${EST-24}
+ONE=${ONE-20 21 22}; ALL=${ALL-23}; EST=${EST-nqueens:24}
 bash bench/gpu_node.sh --device gpu --nqueens 8 > "$out/setup.log" 2>&1 || { cat "$out/setup.log"; exit 1; }
 export PYTHONPATH=/tmp/permenum-site PYTHONUNBUFFERED=1
 G=$(nvidia-smi -L | wc -l)
@@ -31,7 +33,8 @@ for n in $ONE; do
     row "nqueens$n-1gpu" $gpu python3 -m permenum enumerate nqueens "$n" "$t/n$n" --device gpu &
     gpu=$(( (gpu + 1) % G )); [ "$gpu" -eq 0 ] && wait
 done
-[ -n "$EST" ] && row "estimate$EST" $gpu python3 -m permenum estimate nqueens "$EST" --device gpu &
+( for pn in $EST; do row "estimate-${pn/:/-}" $gpu python3 -m permenum estimate "${pn%:*}" "${pn#*:}" --device gpu; done ) &
 wait
 [ -n "$ALL" ] && row "nqueens$ALL-${G}gpu" "$(seq -s, 0 $((G - 1)))" python3 -m permenum enumerate nqueens "$ALL" "$t/all$ALL" --device gpu
-echo; cat "$out/table.txt"; echo; grep -v "━" "$out/estimate$EST.log" 2>/dev/null | tail -30
+for pn in $EST; do echo; grep -v "━" "$out/estimate-${pn/:/-}.log" | tail -16; done
+echo; cat "$out/table.txt"
