@@ -9,7 +9,7 @@ from pathlib import Path
 from permenum.jobs.collect import collect
 from permenum.jobs.report import build_report
 from permenum.layout import RunLayout
-from permenum.records import DeviceUse, _write_sealed, read_result
+from permenum.records import DeviceUse, write_record, read_result
 from permenum.solver import devices
 from permenum.solver.devices import device_identity, select_devices
 from tests.conftest import published
@@ -63,14 +63,14 @@ def test_results_name_the_device_and_old_ones_still_read(tmp_path: Path, cli) ->
     for made in content["device_provenance"].values():
         del made["identity"]
     del content["sha256"]
-    _write_sealed(first, content)
+    write_record(first, content)
     assert all(d.identity == "" for d in read_result(first).devices)
 
     # a GPU's result, as a one-GPU task writes it: the label every such task has, and its bus id
     gpu = DeviceUse("0:0 NVIDIA CUDA / NVIDIA H100 80GB HBM3", 1, 0.1, 1.0, "k", "NVIDIA H100 80GB HBM3",
                     "NVIDIA CUDA / OpenCL 3.0", "580.159", (), 1, "0000:1b:00.0")
     record = read_result(second)
-    _write_sealed(second, dataclasses.replace(record, devices=(dataclasses.replace(gpu, states=record.states),)).to_json())
+    write_record(second, dataclasses.replace(record, devices=(dataclasses.replace(gpu, states=record.states),)).to_json())
     assert read_result(second).devices[0].identity == "0000:1b:00.0"
 
     c = collect(RunLayout(run))

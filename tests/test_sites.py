@@ -20,7 +20,7 @@ from permenum.jobs.collect import collect
 from permenum.jobs.solutions import read_solutions, write_arrays
 from permenum.layout import RunLayout
 from permenum.problems.costas_symmetry import class_share
-from permenum.records import _write_sealed, read_result
+from permenum.records import write_record, read_result
 from tests.conftest import published, run_cli
 from tests.slurm_helpers import partition_states, wait_idle
 
@@ -138,7 +138,7 @@ def test_merge_refuses_tampered_and_conflicting_results_in_one_line_each(cli, si
     changed = dataclasses.replace(record, weighted=record.weighted + 8, raw=record.raw + 1)
     (a / "results").mkdir(exist_ok=True)
     shutil.copy(conflicting, a / "results" / "part-00003.json")  # A has 3 already, with the true numbers
-    _write_sealed(conflicting, changed.to_json())  # a sealed result with other numbers, as a faulty site writes
+    write_record(conflicting, changed.to_json())  # a sealed result with other numbers, as a faulty site writes
     kept = (a / "results" / "part-00003.json").read_bytes()
     proc = cli("merge", a, b)
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -157,7 +157,7 @@ def test_two_refused_conflicts_keep_two_pieces_of_evidence(cli, sites, tmp_path:
         shutil.copytree(b, copy)
         result = copy / "results" / "part-00003.json"
         record = read_result(result)
-        _write_sealed(result, dataclasses.replace(record, weighted=record.weighted + 8 * k).to_json())
+        write_record(result, dataclasses.replace(record, weighted=record.weighted + 8 * k).to_json())
         assert cli("merge", a, copy).returncode == 1
     kept = sorted((a / "results" / "duplicates").glob("part-00003.imported-*.json"))
     assert len(kept) == 2 and {read_result(p).weighted for p in kept} == {record.weighted + 8, record.weighted + 16}
@@ -171,7 +171,7 @@ def test_a_refused_conflict_is_named_by_collect_status_and_report_with_what_sett
     cli("run", a, check=True)  # A counts B's share too: B's, sealed with other numbers, conflicts
     result = b / "results" / "part-00003.json"
     record = read_result(result)
-    _write_sealed(result, dataclasses.replace(record, weighted=record.weighted + 8, raw=record.raw + 1).to_json())
+    write_record(result, dataclasses.replace(record, weighted=record.weighted + 8, raw=record.raw + 1).to_json())
     assert cli("merge", a, b).returncode == 1
     said = [cli("collect", a), cli("status", a), cli("report", a, env={"COLUMNS": "400"})]
     assert said[0].returncode == 0  # the total stands: only a re-count tells which side is wrong
@@ -200,7 +200,7 @@ def _plant(verification: Path, file: str, payload: bytes) -> None:
     content = json.loads(path.read_text())
     del content["sha256"]
     content["partitions"][0].update(file=file, sha256=hashlib.sha256(payload).hexdigest())
-    _write_sealed(path, content)
+    write_record(path, content)
 
 
 @pytest.mark.parametrize("how", ["plain", "through a pool symlink", "result symlinked out", "verification symlinked out"])
@@ -250,12 +250,12 @@ def test_a_manifest_naming_a_file_outside_the_pool_is_refused(cli, tmp_path: Pat
     content = json.loads((run / "manifest.json").read_text())
     del content["sha256"]
     content["partitions"][1]["file"] = "pool/../../elsewhere.parquet"
-    _write_sealed(run / "manifest.json", content)
+    write_record(run / "manifest.json", content)
     proc = cli("run", run)
     assert proc.returncode == 2 and "is not pool/part-00001.parquet" in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     content["partitions"][1]["file"] = "../../pool/part-00001.parquet"  # a verification's name for its run's file
-    _write_sealed(run / "manifest.json", content)
+    write_record(run / "manifest.json", content)
     proc = cli("run", run)
     assert proc.returncode == 2 and "is outside the run" in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and not (run / "results" / "part-00001.json").exists()
@@ -274,7 +274,7 @@ def test_a_stray_name_among_the_kept_results_is_left_out(tmp_path: Path) -> None
 
 def _reseal(result: Path, **changes: object) -> None:
     """The result rewritten with ``changes`` and sealed again: a forgery its seal cannot catch."""
-    _write_sealed(result, dataclasses.replace(read_result(result), **changes).to_json())
+    write_record(result, dataclasses.replace(read_result(result), **changes).to_json())
 
 
 def test_a_resealed_result_whose_numbers_cannot_all_be_true_is_refused(cli, sites, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -331,7 +331,7 @@ def test_costas_solutions_come_home_sealed(cli, sites, tmp_path: Path) -> None: 
     assert not (a / "results" / "part-00001.json").exists()
     result = b / "results" / "part-00001.json"
     sealed = result.read_bytes()
-    _write_sealed(result, dataclasses.replace(read_result(result), solutions_file=None).to_json())
+    write_record(result, dataclasses.replace(read_result(result), solutions_file=None).to_json())
     solutions.unlink()  # a result without a seal on its solutions, and no solutions: not imported
     proc = cli("merge", a, b)
     assert proc.returncode == 1 and "refused 1: " in proc.stderr and "is missing" in proc.stderr
@@ -353,7 +353,7 @@ def test_a_foreign_site_and_device_name_print_escaped(cli, sites, tmp_path: Path
     for result in sorted((b / "results").glob("part-*.json")):
         record = read_result(result)
         devices = tuple(dataclasses.replace(d, label=hostile) for d in record.devices)
-        _write_sealed(result, dataclasses.replace(record, origin=dataclasses.replace(record.origin, cluster=hostile),
+        write_record(result, dataclasses.replace(record, origin=dataclasses.replace(record.origin, cluster=hostile),
                                                   devices=devices).to_json())
     cli("merge", a, b, check=True)
     shown = "evil\\nFAKE: total 0\\x1b[2J"
