@@ -1,5 +1,5 @@
 """Run directories written before the records became a package (2026-11-27, by the single-module
-permenum/records.py of commit dc12b56) read as they did: the on-disk formats did not change with the split.
+permenum/records.py of commit 37ba3f2) read as they did: the on-disk formats did not change with the split.
 
 tests/data/records-2026-11-27 holds what that code wrote: `enumerate nqueens 6 RUN --num-partitions 2`
 (manifest, pool, results), `verify RUN --only 0-1` (its plan, copy of the manifest, results and check) and
