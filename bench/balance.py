@@ -32,8 +32,8 @@ import pyarrow.parquet as pq
 from rich.console import Console
 from rich.table import Table
 
-from permenum.jobs.report import build_report, plot_report
-from permenum.jobs.task import run_task
+from permenum.jobs.ledger.report import build_report, plot_report
+from permenum.jobs.counting.task import run_task
 from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout
 from permenum.records import Manifest

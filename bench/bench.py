@@ -20,7 +20,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from permenum.jobs.collect import collect
+from permenum.jobs.ledger.collect import collect
 from permenum.jobs.local import run_local
 from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout

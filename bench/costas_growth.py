@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from permenum.jobs.collect import collect
+from permenum.jobs.ledger.collect import collect
 from permenum.jobs.estimate import FIT_SIZES, Growth
 from permenum.layout import RunLayout
 

@@ -29,10 +29,10 @@ from permenum.without_pandas import WithoutPandas  # noqa: E402
 sys.meta_path.insert(0, WithoutPandas())
 import permenum.cli as cli  # noqa: E402
 import permenum.cli.enumerate as enumerate_cmd  # noqa: E402
-import permenum.jobs.collect as collect  # noqa: E402
-import permenum.jobs.device_loop as device_loop  # noqa: E402
-import permenum.jobs.refine as refine  # noqa: E402
-import permenum.jobs.task as task  # noqa: E402
+import permenum.jobs.ledger.collect as collect  # noqa: E402
+import permenum.jobs.counting.device_loop as device_loop  # noqa: E402
+import permenum.jobs.counting.refine as refine  # noqa: E402
+import permenum.jobs.counting.task as task  # noqa: E402
 import permenum.poolgen.write as write  # noqa: E402
 import permenum.solver.opencl as opencl  # noqa: E402
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Coarse pools refined in the task (jobs.refine) against pools at the device's grain, on a GPU node:
+# Coarse pools refined in the task (jobs.counting.refine) against pools at the device's grain, on a GPU node:
 #   bash bench/refine.sh OUTDIR [N ...]        (default N: 21)
 # Per N: the kernel alone on a device-grain pool (bench/kernels.py, one launch: the reference), then
 # `permenum enumerate nqueens N --device gpu` as a user runs it (coarse pool, refined in the task), and

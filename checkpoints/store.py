@@ -33,7 +33,7 @@ class Checkpoint:
     partition: int
     pool_sha256: str
     states_done: int
-    #: exact sums over states [0, states_done) in jobs.partial.Partial's JSON form: weighted, raw,
+    #: exact sums over states [0, states_done) in jobs.counting.partial.Partial's JSON form: weighted, raw,
     #: classes, nodes (JSON integers), kernel_seconds, chunks, solutions (Costas arrays)
     sums: dict[str, Any]
     elapsed: float
@@ -41,7 +41,7 @@ class Checkpoint:
     #: chunks finished beyond ``states_done`` while other devices were still busy below it:
     #: the same JSON form plus "start" and "end"
     ahead: list[dict[str, Any]] = field(default_factory=list)
-    #: refined chunks counted in part (jobs.partial.OpenChunk's JSON form); a reader without this
+    #: refined chunks counted in part (jobs.counting.partial.OpenChunk's JSON form); a reader without this
     #: field rejects the file and starts over, never counting a slice twice
     open: list[dict[str, Any]] = field(default_factory=list)
     #: the attempts whose counts it holds, each with its host and devices (records.AttemptDevices' JSON): the

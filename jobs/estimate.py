@@ -4,7 +4,7 @@ The coarse pool's cost estimates (poolgen.cost: Knuth's random probes, in estima
 work is spread, not what a node costs on a device. A short timed sample fixes the scale: seeded random
 blocks of the pool's states (each block put back in tree order, refined to the device's grain --
 Problem.sample_states_per_lane where a run's would make a small block's states too light -- and
-counted like a task's chunk, jobs.refine; the last block takes what the budget has left) are counted until ``sample_seconds`` of kernel or
+counted like a task's chunk, jobs.counting.refine; the last block takes what the budget has left) are counted until ``sample_seconds`` of kernel or
 ``max_fraction`` of the estimated work, and the device's seconds per estimated node over the sample
 (a ratio estimator: measured seconds / estimated nodes of the same states) times the pool's estimated
 nodes is the prediction (a sample goes on past ``max_fraction`` until it holds MIN_SAMPLE_SECONDS of
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from permenum.errors import UserError
-from permenum.jobs.refine import RefiningSolver
+from permenum.jobs.counting.refine import RefiningSolver
 from permenum.poolgen.cost import default_probes, estimate_costs
 from permenum.poolgen.generate import climb
 from permenum.poolgen.write import DEFAULT_FACTOR, PoolSettings

@@ -5,7 +5,7 @@ A lone worker runs its tasks in this process; several run one process each, taki
 queue as they free up, so that no worker's host work (refining, staging) waits on another's GIL. Within a
 worker, tasks run on threads sharing one OpenCL context per device, so a run of many small partitions
 does not pay a process start each, and each task starts at the rates its predecessors measured
-(jobs.schedule.RateBook).
+(jobs.counting.schedule.RateBook).
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 
 from permenum.checkpoints.progress import run_progress
 from permenum.errors import UserError, one_line
-from permenum.jobs.children import ChildSetup, alive, become_child, context
-from permenum.jobs.claims import PartitionClaimed, claimed_elsewhere, left_to_others
-from permenum.jobs.schedule import RateBook
-from permenum.jobs.task import TaskInterrupted, run_task
+from permenum.jobs.counting.children import ChildSetup, alive, become_child, context
+from permenum.jobs.counting.claims import PartitionClaimed, claimed_elsewhere, left_to_others
+from permenum.jobs.counting.schedule import RateBook
+from permenum.jobs.counting.task import TaskInterrupted, run_task
 from permenum.task_options import TaskOptions
 from permenum.kernel_cache import BUILDS
 from permenum.layout import RunLayout

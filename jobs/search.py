@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from permenum.errors import UserError
-from permenum.jobs.environment import TaskEnvironment
+from permenum.jobs.counting.environment import TaskEnvironment
 from permenum.layout import RunLayout
 from permenum.problems import get_problem
 from permenum.records import (SearchPlan, SearchResult, load_search_plan, read_search_result, write_search_plan,

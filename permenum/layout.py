@@ -107,7 +107,7 @@ class RunLayout:
 
     @property
     def rate_hints(self) -> Path:
-        """Each device model's measured rate, where a task's first chunks start (jobs.rate_hints)."""
+        """Each device model's measured rate, where a task's first chunks start (jobs.counting.rate_hints)."""
         return self.root / "rates.json"
 
     @property
@@ -198,7 +198,7 @@ class RunLayout:
         return self.root / "claims"
 
     def claim_file(self, partition: int) -> Path:
-        """Held (flock) by the task counting the partition, so no other executor starts it (jobs.claims)."""
+        """Held (flock) by the task counting the partition, so no other executor starts it (jobs.counting.claims)."""
         return self.claims_dir / f"{self.part_name(partition)}.claim"
 
     def failure_file(self, partition: int) -> Path:

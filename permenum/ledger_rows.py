@@ -1,6 +1,6 @@
 """A result as a row of the ledger: the ledger's columns (type, unit, meaning) and the values an accepted result
 gives them. One owner for both, read by the verified-results index (permenum.result_index), which keeps each
-result's row, and by the collector (jobs.collect), which adds what belongs to the partition and writes the
+result's row, and by the collector (jobs.ledger.collect), which adds what belongs to the partition and writes the
 ledger.
 """
 

@@ -42,12 +42,12 @@ class LadderResult:
 
 def climb(problem: Problem, n: int, target: int, factor: float, symmetry: str,
           start: StateBatch | None = None, predict: bool = False, deepest: int | None = None) -> LadderResult:
-    """The ladder from the root, or from ``start`` (a task refining a coarse chunk, jobs.refine).
+    """The ladder from the root, or from ``start`` (a task refining a coarse chunk, jobs.counting.refine).
 
     ``predict``: also stop where the last rung's growth says the next one would pass the hard limit,
     without building it (refinement: N-Queens 21, 1024 states, built 34.5 M of a rung only to drop it,
     12.4 s of 17.5). Pools do not predict, so that the same settings keep giving the same pool.
-    ``deepest``: also stop at that depth (refinement: jobs.refine.DEEPEST_SHARE)."""
+    ``deepest``: also stop at that depth (refinement: jobs.counting.refine.DEEPEST_SHARE)."""
     batch = problem.root(n, symmetry) if start is None else start
     rungs = [len(batch)]
     growth = 0.0
@@ -83,7 +83,7 @@ def climb(problem: Problem, n: int, target: int, factor: float, symmetry: str,
 
 def descend(problem: Problem, n: int, batch: StateBatch, symmetry: str, depth: int) -> StateBatch:
     """``batch`` expanded to exactly ``depth``, in the order `climb` builds it (a resumed task refines a
-    chunk it began again, to the depth it reached then: jobs.partial.OpenChunk)."""
+    chunk it began again, to the depth it reached then: jobs.counting.partial.OpenChunk)."""
     while batch.depth < depth and len(batch):
         nxt = _next_rung(problem, n, batch, symmetry, 1 << 62)
         assert not isinstance(nxt, int)

@@ -119,7 +119,7 @@ class PoolSettings:
     def target(self) -> int:
         """The climb's soft target: --target-states, else enough for partitioning and balance (at least
         STATES_PER_PARTITION a partition; `enumerate`'s: STATES_PER_WORKER a worker), never at a device's
-        grain: tasks refine (jobs.refine)."""
+        grain: tasks refine (jobs.counting.refine)."""
         if self.target_states is not None:
             return self.target_states
         if self.partitions is None:

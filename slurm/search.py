@@ -13,7 +13,7 @@ import shlex
 
 from permenum.atomic import write_bytes_atomic
 from permenum.errors import UserError
-from permenum.jobs.environment import TaskEnvironment
+from permenum.jobs.counting.environment import TaskEnvironment
 from permenum.layout import RunLayout
 from permenum.records import SearchPlan, now_utc
 from permenum.slurm import commands

@@ -3,7 +3,7 @@
 * done: its result file exists (the truth; read last, so a task that ends during the query counts). A done
   partition whose task the queue still lists RUNNING or COMPLETING is that task ending; a duplicate is
   reported only where ``results/duplicates/`` holds one.
-* running: a live task holds its claim (jobs.claims.live_claims: what `run` and every task take while they
+* running: a live task holds its claim (jobs.counting.claims.live_claims: what `run` and every task take while they
   count, so a local run's partitions show as running too, "(local)"), or the queue lists it running.
 * pending / running: the queue (squeue, or pyslurm) lists its array task in such a state, or the controller's
   own record of the job (scontrol) holds it so: Slurm 22.05's ``squeue -r`` leaves out the last task of a
@@ -42,7 +42,7 @@ from permenum.checkpoints.progress import RunProgress, run_progress
 from permenum.ranges import compact_ranges
 from permenum.layout import RunLayout
 from permenum.errors import UserError
-from permenum.jobs.claims import Holder, live_claims
+from permenum.jobs.counting.claims import Holder, live_claims
 from permenum.records import Manifest, load_manifest, partition_scope, read_failure
 from permenum.result_index import scan_results
 from permenum.signals import EXIT_INTERRUPTED
@@ -131,7 +131,7 @@ class Evidence:
     damaged: dict[int, str] = field(default_factory=dict)  # result files that failed their checks: not done
     submitted: dict[int, str] = field(default_factory=dict)  # partition -> the latest array task (JOB_INDEX) for it
     scope: list[int] | None = None  # the partitions the directory counts (a verification's sample); None: all
-    claims: dict[int, Holder | None] = field(default_factory=dict)  # held by a live task (jobs.claims.live_claims)
+    claims: dict[int, Holder | None] = field(default_factory=dict)  # held by a live task (jobs.counting.claims.live_claims)
     checkpoints: dict[int, tuple[int, int]] = field(default_factory=dict)  # partition -> (states done, states)
     duplicates: set[int] = field(default_factory=set)  # partitions with a second result in results/duplicates/
 

@@ -108,7 +108,7 @@ def open_if_alone(spec: str | None) -> int:
     """How many devices ``spec`` names (an unknown one is refused here, before any work); a lone device's
     context is made now, as its task runs in this process (`enumerate` starts it on a thread while it checks
     its settings, before the pool is built: on an H100 the probe and the context are 0.3 s, on PoCL
-    0.15-0.4 s). Several devices are opened by their own processes (jobs.local, jobs.device_process): a
+    0.15-0.4 s). Several devices are opened by their own processes (jobs.local, jobs.counting.device_process): a
     context here would only cost time and GPU memory."""
     refs = select_devices(spec)
     if len(refs) == 1:

@@ -17,10 +17,10 @@ import pytest
 from permenum.checkpoints import CheckpointError, load_checkpoint
 from rich.console import Console
 
-from permenum.jobs.collect import collect
+from permenum.jobs.ledger.collect import collect
 from permenum.jobs.local import run_local
-from permenum.jobs.claims import PartitionClaimed
-from permenum.jobs.task import TaskInterrupted, run_task
+from permenum.jobs.counting.claims import PartitionClaimed
+from permenum.jobs.counting.task import TaskInterrupted, run_task
 from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout
 from permenum.records import ResultConflict, load_manifest, read_result, write_result
@@ -174,7 +174,7 @@ def test_local_progress_counts_states_and_reaches_the_total(tmp_path: Path) -> N
 def test_refined_tasks_interrupted_after_every_chunk_stay_exact(tmp_path: Path, problem: str, n: int,
                                                                 kernel: str | None) -> None:
     """A coarse pool (fewer states than the device's launch wants) is refined chunk by chunk in the task
-    (jobs.refine); stopped after every launch -- inside a chunk counted in slices (it stays open in the
+    (jobs.counting.refine); stopped after every launch -- inside a chunk counted in slices (it stays open in the
     checkpoint, refined again to its depth on resume), or after a chunk, when a chunk claimed and refined
     ahead is dropped -- and resumed each time, it still counts every fine state exactly once (Costas with
     the CPU's default and with fc, the GPU's, whose builds depend on the refined depth)."""

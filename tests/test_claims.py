@@ -1,4 +1,4 @@
-"""Claims (jobs.claims): a partition being counted by a live task is not started again by another executor,
+"""Claims (jobs.counting.claims): a partition being counted by a live task is not started again by another executor,
 a dead task's claim does not outlive it, and a partition finished meanwhile is not counted again."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from permenum.jobs import claims
-from permenum.jobs.claims import Holder, PartitionClaimed, claim
-from permenum.jobs.task import run_task
+from permenum.jobs.counting import claims
+from permenum.jobs.counting.claims import Holder, PartitionClaimed, claim
+from permenum.jobs.counting.task import run_task
 from permenum.layout import RunLayout
 from permenum.poolgen.write import PoolSettings, write_pool
 from permenum.task_options import TaskOptions
@@ -25,7 +25,7 @@ from tests.conftest import published
 
 _HOLD = """
 import sys, time
-from permenum.jobs.claims import claim
+from permenum.jobs.counting.claims import claim
 from permenum.layout import RunLayout
 with claim(RunLayout(sys.argv[1]), int(sys.argv[2])):
     print("held", flush=True)
@@ -82,7 +82,7 @@ def test_a_held_partition_is_left_to_its_holder_until_the_holder_dies(tmp_path: 
 
 _HOLD_THEN_FINISH = """
 import shutil, sys
-from permenum.jobs.claims import claim
+from permenum.jobs.counting.claims import claim
 from permenum.layout import RunLayout
 layout = RunLayout(sys.argv[1])
 with claim(layout, int(sys.argv[2])):

@@ -14,10 +14,10 @@ from click.testing import CliRunner
 
 from permenum.cli.app import cli
 from permenum.errors import UserError
-from permenum.jobs.collect import collect
+from permenum.jobs.ledger.collect import collect
 from permenum.jobs.local import run_local
-from permenum.jobs.report import build_report, plot_report
-from permenum.jobs.task import run_task
+from permenum.jobs.ledger.report import build_report, plot_report
+from permenum.jobs.counting.task import run_task
 from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout
 from permenum.poolgen.cost import estimate_costs
@@ -184,7 +184,7 @@ def test_cost_balanced_run_is_exact_and_reported(tmp_path: Path, cli) -> None:  
     import matplotlib.pyplot as plt
     from matplotlib.colors import to_hex
 
-    from permenum.jobs.report import BAND, INSIDE, OUTSIDE, _plot_estimates
+    from permenum.jobs.ledger.report import BAND, INSIDE, OUTSIDE, _plot_estimates
 
     fig, ax = plt.subplots()
     _plot_estimates(ax, report, ratios)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from permenum.errors import UserError
-from permenum.jobs.collect import collect
+from permenum.jobs.ledger.collect import collect
 from permenum.jobs.local import run_local
 from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from permenum.jobs.solutions import read_solutions, write_arrays
+from permenum.jobs.counting.solutions import read_solutions, write_arrays
 from permenum.layout import RunLayout
 from permenum.problems.costas_constructions import welch_arrays
 from permenum.problems.costas_symmetry import class_share, is_costas, representative, symmetries

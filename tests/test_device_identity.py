@@ -6,8 +6,8 @@ import dataclasses
 import json
 from pathlib import Path
 
-from permenum.jobs.collect import collect
-from permenum.jobs.report import build_report
+from permenum.jobs.ledger.collect import collect
+from permenum.jobs.ledger.report import build_report
 from permenum.layout import RunLayout
 from permenum.records import DeviceUse, write_record, read_result
 from permenum.solver import devices

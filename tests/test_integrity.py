@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from permenum.errors import UserError
-from permenum.jobs.collect import collect
+from permenum.jobs.ledger.collect import collect
 from permenum.jobs.local import pending_partitions
-from permenum.jobs.task import run_task
+from permenum.jobs.counting.task import run_task
 from permenum.layout import RunLayout
 from permenum.lock import run_lock
 from permenum.poolgen.write import PoolSettings, write_pool
@@ -212,8 +212,8 @@ def test_a_count_past_2_to_the_64_goes_through_the_host_path_exact(tmp_path: Pat
     with them: the weighted tally, the chunk sums, a checkpoint written and resumed, the result record and
     the ledger. The total must be Python's exact sum, far past 2^64."""
     from permenum.checkpoints import Checkpoint, load_checkpoint, save_checkpoint
-    from permenum.jobs.partial import ChunkLedger, Partial
-    from permenum.jobs.stream import StreamedPartition
+    from permenum.jobs.counting.partial import ChunkLedger, Partial
+    from permenum.jobs.counting.stream import StreamedPartition
     from permenum.poolgen.write import read_partition
     from permenum.solver.opencl import BatchCounts
 

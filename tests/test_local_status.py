@@ -86,7 +86,7 @@ def test_a_done_partition_is_not_counted_again_unless_forced(run: Path, cli) -> 
 
 
 def test_a_local_run_in_flight_shows_its_claimed_partitions_running(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
-    """`status` reads the claims that `run` takes (jobs.claims): while it counts, the partitions its tasks
+    """`status` reads the claims that `run` takes (jobs.counting.claims): while it counts, the partitions its tasks
     hold are "running (local)", not missing. N-Queens 16 without symmetry in 2 partitions: about 3.5 s of
     kernel each on PoCL here (2 cores)."""
     import subprocess

@@ -41,7 +41,7 @@ def test_a_check_before_any_recount_says_none_is_done_yet(cli, tmp_path: Path) -
 
 
 def test_an_order_no_family_built_here_gives_says_so() -> None:
-    from permenum.jobs.evidence import CostasEvidence
+    from permenum.jobs.ledger.evidence import CostasEvidence
 
     line = CostasEvidence(10, 60, 60, None, 0, 0, [], [], []).describe()
     assert line.endswith("none of the families built here (exponential Welch, Lempel-Golomb) gives this order")

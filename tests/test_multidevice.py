@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from permenum.jobs.children import ChildSetup, become_child, context, start_early
-from permenum.jobs.collect import collect
+from permenum.jobs.counting.children import ChildSetup, become_child, context, start_early
+from permenum.jobs.ledger.collect import collect
 from permenum.jobs.local import run_local
-from permenum.jobs.partial import ChunkLedger, Partial
-from permenum.jobs.task import TaskInterrupted, run_task
+from permenum.jobs.counting.partial import ChunkLedger, Partial
+from permenum.jobs.counting.task import TaskInterrupted, run_task
 from permenum.task_options import TaskOptions
 from permenum.layout import RunLayout
 from permenum.poolgen.write import PoolSettings, write_pool
@@ -44,7 +44,7 @@ def test_two_sub_devices_count_exactly(tmp_path: Path, problem: str, n: int, ser
     layout = RunLayout(tmp_path / "run")
     write_pool(layout, PoolSettings(problem, n, 2, target_states=1 << 15))
     for i in range(2):
-        # each from a cold start: at the rates partition 0 left (jobs.rate_hints) the device ready first may
+        # each from a cold start: at the rates partition 0 left (jobs.counting.rate_hints) the device ready first may
         # count a partition this small alone while the other still builds (seen here under load)
         layout.rate_hints.unlink(missing_ok=True)
         record = run_task(layout, i, TaskOptions(device="cpu/2", chunk_seconds=0.05)).record
@@ -73,10 +73,10 @@ def test_interrupted_multi_device_task_resumes_exactly(tmp_path: Path) -> None:
 
 
 def test_shares_follow_measured_rates() -> None:
-    """PHACT's rule as the task applies it (jobs.chunking.share_of_rest): a 35x slower device takes a
+    """PHACT's rule as the task applies it (jobs.counting.chunking.share_of_rest): a 35x slower device takes a
     sliver that ends with the others; chunks in flight count; unknown rates share equally; the rest
     is always taken; no crumbs below a GPU's floor are left behind."""
-    from permenum.jobs.chunking import Peer, share_of_rest
+    from permenum.jobs.counting.chunking import Peer, share_of_rest
 
     assert share_of_rest(1000, 5.0, []) == 1000  # alone: everything
     assert share_of_rest(1000, 0.0, [Peer(100.0)]) == 500  # own rate not yet measured: an equal share
@@ -102,8 +102,8 @@ def test_shares_are_measured_in_estimated_work() -> None:
     """Devices share the rest by its estimated cost: a range of heavy states is a small chunk."""
     import numpy as np
 
-    from permenum.jobs.chunking import Peer, WorkIndex, share_of_rest
-    from permenum.jobs.partial import ChunkLedger, Partial
+    from permenum.jobs.counting.chunking import Peer, WorkIndex, share_of_rest
+    from permenum.jobs.counting.partial import ChunkLedger, Partial
 
     work = WorkIndex(np.array([10.0] * 4 + [1.0] * 16), 20)  # 40 + 16
     assert work.between(0, 4) == 40 and work.of([(0, 2), (18, 20)]) == 22
@@ -121,7 +121,7 @@ def test_shares_are_measured_in_estimated_work() -> None:
 
 def test_chunk_sizer_leaves_no_launch_below_its_floor() -> None:
     """A GPU's last launch is not a crumb: a remainder below the floor is taken with the chunk before it."""
-    from permenum.jobs.chunking import ChunkSizer
+    from permenum.jobs.counting.chunking import ChunkSizer
 
     gpu = ChunkSizer(30.0, 100, floor=100)
     assert gpu.next(1000) == 100
@@ -196,7 +196,7 @@ def test_a_killed_run_leaves_no_worker_behind(tmp_path: Path) -> None:
         return [(line.split()[0], line) for line in listed.splitlines()]
 
     while len(workers) < 2 and time.monotonic() < deadline:
-        time.sleep(0.2)  # the workers are forked by the run's fork server (jobs.children)
+        time.sleep(0.2)  # the workers are forked by the run's fork server (jobs.counting.children)
         workers = [w for server, cmd in children(proc.pid) if "forkserver" in cmd for w, _ in children(server)]
     assert len(workers) == 2, "the run started its two workers"
     os.kill(proc.pid, signal.SIGKILL)
@@ -215,7 +215,7 @@ def _child_sees(setup: ChildSetup, out: SimpleQueue[tuple[str | None, object]]) 
 
 
 def test_a_child_takes_its_parents_environment_of_the_moment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """jobs.children: a child is forked from a server started earlier, whose environment is the one it
+    """jobs.counting.children: a child is forked from a server started earlier, whose environment is the one it
     started with; the child takes its parent's as it was when the child was made, and leaves the stop
     signals to its parent."""
     start_early()
@@ -231,7 +231,7 @@ def test_a_child_takes_its_parents_environment_of_the_moment(monkeypatch: pytest
 
 @pytest.mark.parametrize("case", ["a permenum folder in the working directory", "a TMPDIR too long for a socket"])
 def test_workers_start_wherever_the_command_runs(tmp_path: Path, case: str) -> None:
-    """jobs.children: the fork server is a `python -c`, whose path starts with the working directory on
+    """jobs.counting.children: the fork server is a `python -c`, whose path starts with the working directory on
     Python 3.11 (CPython gh-117378), so a checkout's `permenum` folder there was imported in place of the
     package and every worker failed; and it listens on a Unix socket under TMPDIR, whose path may not pass
     108 bytes: the workers are then spawned."""
@@ -255,8 +255,8 @@ def test_a_device_process_that_fails_says_why_in_one_line() -> None:
     import time
 
     from permenum.errors import UserError
-    from permenum.jobs.device_loop import Spec
-    from permenum.jobs.device_process import DeviceProcess
+    from permenum.jobs.counting.device_loop import Spec
+    from permenum.jobs.counting.device_process import DeviceProcess
 
     process = DeviceProcess(Spec("no-such-problem", 8, "none", TaskOptions(device="cpu/2"), None, time.perf_counter()), 1, None)
     with pytest.raises(UserError, match="no-such-problem"):

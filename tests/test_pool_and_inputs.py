@@ -122,14 +122,14 @@ def test_rungs_built_in_slices_are_the_same(problem: str, n: int, monkeypatch: p
 
 
 def test_a_chunk_refined_by_slices_is_the_one_a_thread_makes(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A task's refinement (jobs.refine) makes its rungs and the device's last level by slices on several
+    """A task's refinement (jobs.counting.refine) makes its rungs and the device's last level by slices on several
     threads: the children, their masks and each parent's child count are those of one thread."""
     import threading
 
     import numpy as np
 
     import permenum.poolgen.generate as generate
-    from permenum.jobs.refine import RefiningSolver
+    from permenum.jobs.counting.refine import RefiningSolver
     from permenum.problems import get_problem
     from permenum.problems.base import ChildBatch
 
@@ -155,11 +155,11 @@ def test_a_chunk_refined_by_slices_is_the_one_a_thread_makes(monkeypatch: pytest
 @pytest.mark.parametrize("problem, n", [("nqueens", 14), ("costas", 12)])
 def test_a_chunk_is_refined_no_deeper_than_half_its_rows(problem: str, n: int) -> None:
     """A target no chunk of a small size can reach (a GPU's lanes) stops the refinement at half the rows
-    (jobs.refine.DEEPEST_SHARE): deeper states hold too little work to be worth the host's time."""
+    (jobs.counting.refine.DEEPEST_SHARE): deeper states hold too little work to be worth the host's time."""
     import threading
 
     import permenum.poolgen.generate as generate
-    from permenum.jobs.refine import RefiningSolver
+    from permenum.jobs.counting.refine import RefiningSolver
     from permenum.problems import get_problem
 
     p = get_problem(problem)

@@ -1,4 +1,4 @@
-"""Rate hints (jobs.rate_hints): a task in a process of its own starts at the rate the run's earlier tasks
+"""Rate hints (jobs.counting.rate_hints): a task in a process of its own starts at the rate the run's earlier tasks
 measured on its device model instead of probing with small first chunks; a damaged file costs nothing."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from permenum.jobs.collect import collect
-from permenum.jobs.rate_hints import read_rate_hints
-from permenum.jobs.task import run_task
+from permenum.jobs.ledger.collect import collect
+from permenum.jobs.counting.rate_hints import read_rate_hints
+from permenum.jobs.counting.task import run_task
 from permenum.layout import RunLayout
 from permenum.poolgen.write import PoolSettings, write_pool
 from permenum.records import read_result

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from permenum.jobs.collect import collect
+from permenum.jobs.ledger.collect import collect
 from permenum.layout import RunLayout
 from permenum.slurm import cluster
 from tests.conftest import published

@@ -8,9 +8,9 @@ import threading
 import numpy as np
 import pytest
 
-from permenum.jobs.chunking import ChunkSizer, WorkIndex
-from permenum.jobs.partial import ChunkLedger, Partial
-from permenum.jobs.schedule import DeviceState, RateBook, Scheduler, StopRule
+from permenum.jobs.counting.chunking import ChunkSizer, WorkIndex
+from permenum.jobs.counting.partial import ChunkLedger, Partial
+from permenum.jobs.counting.schedule import DeviceState, RateBook, Scheduler, StopRule
 
 
 class Clock:
@@ -34,7 +34,7 @@ def _scheduler(rates: list[float], total: int, stop: threading.Event | None = No
 def _simulate(scheduler: Scheduler, clock: Clock, rates: list[float], costs: np.ndarray,
               ahead: bool = False) -> tuple[list[tuple[int, int, int]], list[float]]:
     """Every device claims when free -- and, with ``ahead``, its next chunk as it starts one, as
-    jobs.device_loop does (a deferred claim is asked again when it is free); a chunk of work w takes
+    jobs.counting.device_loop does (a deferred claim is asked again when it is free); a chunk of work w takes
     w / rate seconds. Returns the chunks and each device's last finish time."""
     cum = np.concatenate([[0.0], np.cumsum(costs)])
     events: list[tuple[float, int, int, int]] = []
@@ -126,7 +126,7 @@ def test_abort_hands_out_nothing() -> None:
 
 
 def test_a_chunk_claimed_ahead_keeps_its_device_busy_for_its_peers() -> None:
-    """jobs.task claims a device's next chunk while the current one counts: finishing the current one
+    """jobs.counting.task claims a device's next chunk while the current one counts: finishing the current one
     leaves the one claimed ahead in flight (peers must not see the device idle), begun at that moment."""
     scheduler, clock = _scheduler([1.0, 1.0], 1000)
     first = scheduler.claim(0)
@@ -141,9 +141,9 @@ def test_a_chunk_claimed_ahead_keeps_its_device_busy_for_its_peers() -> None:
 
 
 def test_a_heavy_refined_chunk_is_sliced_by_time() -> None:
-    """jobs.refine.next_slice: the rest in one launch where it fits the bound, else slices of half the
+    """jobs.counting.refine.next_slice: the rest in one launch where it fits the bound, else slices of half the
     bound at the measured rate (a stop request waits at most one), never more than MAX_SLICES."""
-    from permenum.jobs.refine import MAX_DEEPEN, MAX_SLICES, deepen, next_slice
+    from permenum.jobs.counting.refine import MAX_DEEPEN, MAX_SLICES, deepen, next_slice
 
     assert next_slice(0, 1000, 0, 0.0, 1.0, 2.0) == 1000  # expected to fit: one launch, as before slicing
     assert next_slice(0, 1000, 0, 0.0, None, 2.0) == 125  # rate unknown: an eighth measures it
@@ -235,10 +235,10 @@ def test_a_partition_starts_at_the_rate_its_predecessors_measured() -> None:
 
 @pytest.mark.parametrize("symmetry", ["edges", "dihedral", "mirror", "none"])
 def test_a_resumed_chunk_is_refined_to_the_same_fine_states(symmetry: str) -> None:
-    """jobs.refine: refining a chunk again to the depth its first refinement reached (a resumed open chunk)
+    """jobs.counting.refine: refining a chunk again to the depth its first refinement reached (a resumed open chunk)
     gives the same fine states -- made on the device (ChildBatch) or on the host alike -- at every size,
     near the leaves too, where a rung's states stop having two rows open."""
-    from permenum.jobs.refine import RefiningSolver
+    from permenum.jobs.counting.refine import RefiningSolver
     from permenum.poolgen.generate import climb
     from permenum.problems import get_problem
     from permenum.problems.base import ChildBatch

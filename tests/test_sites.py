@@ -16,8 +16,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from permenum.jobs.collect import collect
-from permenum.jobs.solutions import read_solutions, write_arrays
+from permenum.jobs.ledger.collect import collect
+from permenum.jobs.counting.solutions import read_solutions, write_arrays
 from permenum.layout import RunLayout
 from permenum.problems.costas_symmetry import class_share
 from permenum.records import write_record, read_result

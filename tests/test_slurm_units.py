@@ -280,9 +280,9 @@ def test_a_task_that_checkpointed_and_exited_75_is_stopped_not_cancelled_before_
 
 
 def test_a_live_claim_is_running_whatever_the_queue_says() -> None:
-    """A claim held by a live task (jobs.claims.live_claims) is the task itself: running, local or not;
+    """A claim held by a live task (jobs.counting.claims.live_claims) is the task itself: running, local or not;
     a task's own queue entry still names its job."""
-    from permenum.jobs.claims import Holder
+    from permenum.jobs.counting.claims import Holder
 
     local = Holder("node1", 4242, None, "2026-11-27T10:00:00+00:00")
     slurm = Holder("node2", 77, "50_3", "2026-11-27T10:00:00+00:00")

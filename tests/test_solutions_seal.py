@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from permenum.errors import UserError
-from permenum.jobs.solutions import read_solutions, stored_arrays, write_arrays
+from permenum.jobs.counting.solutions import read_solutions, stored_arrays, write_arrays
 from permenum.layout import RunLayout
 from permenum.records import read_result, write_result
 from tests.conftest import published

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from permenum.errors import UserError
-from permenum.jobs.stream import StreamedPartition
+from permenum.jobs.counting.stream import StreamedPartition
 from permenum.poolgen.generate import climb
 from permenum.problems import get_problem
 

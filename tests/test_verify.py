@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from permenum.jobs.verify import catch_probability, sample_partitions, sample_size
+from permenum.jobs.ledger.verify import catch_probability, sample_partitions, sample_size
 from permenum.layout import RunLayout
 from permenum.records import read_result, write_result
 from tests.conftest import published

@@ -60,7 +60,7 @@ def _usage_message(exc: click.UsageError) -> str:
 
 
 def main() -> None:
-    from permenum.jobs.environment import StopRequest
+    from permenum.jobs.counting.environment import StopRequest
 
     stop = StopRequest(lambda line: err.print(line))
     if len(sys.argv) > 1 and sys.argv[1] in ("task", "search-task"):

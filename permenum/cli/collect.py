@@ -40,7 +40,7 @@ def arrays(run: str, expand: bool, out_file: str | None) -> None:
     import numpy as np
 
     from permenum.atomic import write_bytes_atomic
-    from permenum.jobs.solutions import collected_arrays, write_arrays
+    from permenum.jobs.counting.solutions import collected_arrays, write_arrays
 
     found = collected_arrays(existing_run(run), expand)
     text = "".join(" ".join(map(str, a)) + "\n" for a in found)

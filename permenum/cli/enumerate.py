@@ -42,7 +42,7 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from permenum.jobs.children import start_early
+    from permenum.jobs.counting.children import start_early
     from permenum.poolgen.write import PoolSettings, write_pool
     from permenum.solver.devices import select_devices
     from permenum.solver.opencl import open_if_alone
@@ -59,7 +59,7 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
         devices = setup.submit(open_if_alone, device)  # a lone device's context, while the pool is built
         setup.shutdown(wait=False)
         # a coarse pool (the pool's default target): each task refines its chunks to its device's grain
-        # (jobs.refine); one partition per worker: a partition pays its setup (verify, kernel builds) and
+        # (jobs.counting.refine); one partition per worker: a partition pays its setup (verify, kernel builds) and
         # on a GPU ends in a launch tail, and chunks, not partitions, bound what a Ctrl-C loses
         # workers None (one per device): the device count is needed first when the partitions follow it
         groups = workers if workers is not None or partitions is not None else len(chosen.result())

@@ -1,6 +1,6 @@
 """`permenum report RUN [--plot FILE.png]`: how a run went, as a table and a picture.
 
-Parse, call permenum.jobs.report, print.
+Parse, call permenum.jobs.ledger.report, print.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from permenum.cli.runner import conflicts_line
 from permenum.errors import printable
 
 if TYPE_CHECKING:
-    from permenum.jobs.report import Report
+    from permenum.jobs.ledger.report import Report
 
 
 @click.command(short_help="How a run went: total, checks, balance, a PNG.")
@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 def report(run: str, plot_file: str | None, by_model: bool) -> None:
     """How RUN went: its total and checks, the verified share, balance (kernel seconds per partition) beside
     task overhead, device throughput, and estimated vs measured cost."""
-    from permenum.jobs.collect import spread
-    from permenum.jobs.report import build_report, plot_format, plot_report
+    from permenum.jobs.ledger.collect import spread
+    from permenum.jobs.ledger.report import build_report, plot_format, plot_report
 
     if plot_file:
         plot_format(Path(plot_file))  # refused before any work

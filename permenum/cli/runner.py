@@ -16,9 +16,9 @@ from permenum.layout import RunLayout
 from permenum.words import plural
 
 if TYPE_CHECKING:
-    from permenum.jobs.collect import Collected
+    from permenum.jobs.ledger.collect import Collected
     from permenum.jobs.local import LocalRunSummary
-    from permenum.jobs.verify import Verified
+    from permenum.jobs.ledger.verify import Verified
     from permenum.task_options import TaskOptions
 
 
@@ -49,10 +49,10 @@ def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", aga
     worker per device group, every GPU used once); ``again`` is the command that resumes (default
     `permenum run RUN`); ``prepare`` runs while the workers start (jobs.local.run_local). A partition
     whose writes the system refused (a full disk, a quota) raises its OSError: one line, exit 74 (app.main)."""
-    from permenum.jobs.children import start_early
-    from permenum.jobs.environment import StopRequest
+    from permenum.jobs.counting.children import start_early
+    from permenum.jobs.counting.environment import StopRequest
     from permenum.jobs.local import pending_partitions, run_local
-    from permenum.jobs.task import EXIT_INTERRUPTED
+    from permenum.jobs.counting.task import EXIT_INTERRUPTED
 
     start_early()  # the devices' processes import while this one counts the devices
     again = again or f"permenum run {shlex.quote(str(layout.root))}"
@@ -133,7 +133,7 @@ def print_collect(layout: RunLayout, show_ledger: bool = True) -> int:
     partial sum is never read as the count. A ledger the system would not take (a read-only or full run
     directory) is an error line and EXIT_OS, whatever the checks said: the totals still print (they come
     from the results), but a script that trusts 0 must not read an old ledger, or none."""
-    from permenum.jobs.collect import collect
+    from permenum.jobs.ledger.collect import collect
 
     c = collect(layout)
     rc = _print_collected(layout, c, show_ledger)
@@ -145,7 +145,7 @@ def print_collect(layout: RunLayout, show_ledger: bool = True) -> int:
 
 def _print_collected(layout: RunLayout, c: "Collected", show_ledger: bool) -> int:
     """print_collect's lines but the ledger's error, and its exit code were the ledger written."""
-    from permenum.jobs.collect import spread
+    from permenum.jobs.ledger.collect import spread
 
     m = c.manifest
     lo, med, hi = spread(c.seconds)
@@ -178,7 +178,7 @@ def _print_collected(layout: RunLayout, c: "Collected", show_ledger: bool) -> in
         err.print(f"[red]incomplete:[/red] {plural(len(c.missing), 'partition')} {'has' if len(c.missing) == 1 else 'have'} no result: {ranges(c.missing)}; "
                   f"`permenum status {layout.root}` says why")
         return EXIT_INCOMPLETE
-    from permenum.jobs.evidence import run_evidence
+    from permenum.jobs.ledger.evidence import run_evidence
 
     evidence = run_evidence(layout, m.problem, m.n, c.total, c.classes)
     if evidence is not None:

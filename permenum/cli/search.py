@@ -21,7 +21,7 @@ from permenum.cli.runner import print_search_status
 from permenum.errors import UserError
 
 if TYPE_CHECKING:
-    from permenum.jobs.environment import StopRequest
+    from permenum.jobs.counting.environment import StopRequest
     from permenum.jobs.search import Request
     from permenum.records import SearchResult
 
@@ -31,7 +31,7 @@ EXIT_NOT_FOUND = EXIT_INCOMPLETE
 def _stop_on_signals(device: str | None, stop: "StopRequest | None" = None) -> threading.Event:
     """USR1/TERM/Ctrl-C stop the walks after their current launch (the device opened with the signals held;
     `search-task` gets the request main() installed before click parsed, so an early scancel counts too)."""
-    from permenum.jobs.environment import StopRequest
+    from permenum.jobs.counting.environment import StopRequest
     from permenum.solver.opencl import open_first
 
     stop = stop or StopRequest(lambda line: err.print(line, markup=False))

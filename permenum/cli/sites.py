@@ -49,7 +49,7 @@ def merge(run: str, others: tuple[str, ...]) -> None:
     partition's sha256, its solutions) before it lands; a partition with a result here keeps it, and one
     with other numbers is refused in one line. Importing twice changes nothing. Exits 1 when anything was
     refused."""
-    from permenum.jobs.merge import merge as merge_copy
+    from permenum.jobs.ledger.merge import merge as merge_copy
 
     layout = existing_run(run)
     refused_any = False

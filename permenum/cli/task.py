@@ -17,7 +17,7 @@ from permenum.words import plural
 
 if TYPE_CHECKING:
     from permenum.task_options import TaskOptions
-    from permenum.jobs.environment import StopRequest
+    from permenum.jobs.counting.environment import StopRequest
 
 
 @click.command(cls=Renaming, renamed={"--partition": "--index", "--shard": "--index"}, short_help="Count one partition (one array task).")
@@ -40,8 +40,8 @@ def task(stop: "StopRequest | None", run: str, index: int | None, only: str | No
     warning or a preemption it requeues itself, after a user's scancel it stops for good; a restart
     resumes. A partition that is done already is not counted again unless --force.
     """
-    from permenum.jobs.environment import TaskEnvironment
-    from permenum.jobs.task import EXIT_INTERRUPTED, TaskInterrupted, run_task
+    from permenum.jobs.counting.environment import TaskEnvironment
+    from permenum.jobs.counting.task import EXIT_INTERRUPTED, TaskInterrupted, run_task
 
     if (index is None) == (only is None):
         raise UserError("give the partition to count (--index I) or a list to count until none is left (--only LIST)")
@@ -55,11 +55,11 @@ def task(stop: "StopRequest | None", run: str, index: int | None, only: str | No
     if index is not None and not force and _already_done(where, index):
         return
     if stop is None:  # invoked without main() (click's test runner): no early handler was installed
-        from permenum.jobs.environment import StopRequest
+        from permenum.jobs.counting.environment import StopRequest
 
         stop = StopRequest(err.print)
     if partitions is not None:
-        from permenum.jobs.children import start_early
+        from permenum.jobs.counting.children import start_early
 
         start_early()  # the devices' processes import while this one counts the devices (as `run`)
     stop.around_device_start(lambda: open_device(device))
@@ -91,7 +91,7 @@ def _count_list(layout: RunLayout, partitions: list[int], options: "TaskOptions"
     (one worker a GPU, each taking partitions under their claims until none is left; jobs.local), leaving out
     those that failed under this array already (a requeued worker does not fail them again: `resubmit`
     does). Stopped by a signal: exit 75 after the module's rule (requeue, or stop for good after scancel)."""
-    from permenum.jobs.environment import TaskEnvironment
+    from permenum.jobs.counting.environment import TaskEnvironment
     from permenum.jobs.local import run_local
     from permenum.ranges import compact_ranges
     from permenum.signals import EXIT_INTERRUPTED

@@ -1,6 +1,6 @@
 """`permenum verify RUN`: re-count a sample of a run's partitions with another kernel or on another device.
 
-Parse, call permenum.jobs.verify (and the local executor or SLURM submission that every run uses), print.
+Parse, call permenum.jobs.ledger.verify (and the local executor or SLURM submission that every run uses), print.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def verify(run: str, sample: float | None, listed: str | None, seed: int | None,
     1 when a re-count failed or is not done yet, 75 when it was stopped (`--id ID` goes on with it), 2 on
     bad input.
     """
-    from permenum.jobs import verify as v
+    from permenum.jobs.ledger import verify as v
 
     layout = existing_run(run)
     new = {"--sample": sample, "--only": listed, "--seed": seed, "--kernel": kernel, "--device": device,
@@ -98,7 +98,7 @@ def _new_verification(layout: RunLayout, sample: float | None, listed: str | Non
                       kernel: str | None, device: str | None, count_nodes: bool, reflect: bool,
                       as_array: bool, counted_at: str | None) -> RunLayout:
     """The options checked (the device too, when the re-count runs here), then the verification laid out."""
-    from permenum.jobs.verify import Request, create_verification
+    from permenum.jobs.ledger.verify import Request, create_verification
     from permenum.ranges import expand_ranges
 
     if (sample is None) == (listed is None):
@@ -137,7 +137,7 @@ def _submit(shadow: RunLayout, options: "TaskOptions", todo: list[int], throttle
 
 def _check(layout: RunLayout, shadows: list[RunLayout]) -> int:
     """Compare (and record) each verification; EXIT_DISAGREES when a partition disagrees."""
-    from permenum.jobs.verify import EXIT_DISAGREES, RunResults, record_check
+    from permenum.jobs.ledger.verify import EXIT_DISAGREES, RunResults, record_check
 
     if not shadows:
         raise UserError(f"{layout.root} has no verifications yet (`permenum verify {layout.root} --sample F`)")

@@ -75,7 +75,7 @@ def _popcount(words: np.ndarray) -> np.ndarray:
 class ChildBatch:
     """The states one level below ``parents`` -- each parent's children, in (parent, value) order, values
     ascending -- held as the parents and each one's bitmask of child values (``choices``): a device makes
-    the children itself (jobs.refine), so the host never builds the level that holds most states. Children
+    the children itself (jobs.counting.refine), so the host never builds the level that holds most states. Children
     whose own next step is dead are kept (they count 0). Sliced only at parent boundaries."""
 
     parents: StateBatch
@@ -167,7 +167,7 @@ class Problem(ABC):
     mask_names: tuple[str, ...] = ()
     counts_classes = False  # whether tally() reports symmetry classes
     reports_solutions = False  # whether the kernel's solutions are stored beside the result (solutions/)
-    states_per_lane = 1  # states per device lane of one launch, where a task refines a coarse pool (jobs.refine)
+    states_per_lane = 1  # states per device lane of one launch, where a task refines a coarse pool (jobs.counting.refine)
     sample_states_per_lane: int | None = None  # the same for `estimate`'s sample blocks (None: states_per_lane)
     symmetry_modes: tuple[str, ...] = ("mirror", "none")
     default_symmetry: str = "mirror"

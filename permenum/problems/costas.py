@@ -196,7 +196,7 @@ class Costas(Problem):
 
     def counts_disagree(self, symmetry: str, weighted: int, raw: int, classes: int | None) -> str | None:
         """Also: each class counted is one of the arrays found, and stands for 1 to 8 of them (the stored
-        arrays themselves are checked against the counts by jobs.solutions.check_arrays)."""
+        arrays themselves are checked against the counts by jobs.counting.solutions.check_arrays)."""
         why = super().counts_disagree(symmetry, weighted, raw, classes)
         if why is None and classes is not None and not (classes <= raw and classes <= weighted <= 8 * classes):
             why = f"{classes} classes for {raw} arrays found and {weighted} solutions"

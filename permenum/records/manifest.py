@@ -55,7 +55,7 @@ class PartitionEntry:
     def from_json(cls, d: dict[str, Any]) -> "PartitionEntry":
         cost, index, file = d.get("estimated_cost"), int(d["index"]), str(d["file"])
         name = _PARTITION_FILE.fullmatch(file)
-        if name is None or int(name[1]) != index:  # a name is data, never a path to follow (jobs.merge writes it)
+        if name is None or int(name[1]) != index:  # a name is data, never a path to follow (jobs.ledger.merge writes it)
             raise ValueError(f"partition {index}'s file {file!r} is not pool/{RunLayout.part_name(index)}.parquet")
         return cls(index, file, int(d["rows"]), int(d.get("weight", 0)), str(d["sha256"]),
                    None if cost is None else float(cost))

@@ -88,7 +88,7 @@ class Seconds:
 @dataclass(frozen=True)
 class SolutionsSeal:
     """A result's hold on its solutions file (Costas): the file's sha256 and its number of arrays, so that a
-    damaged, swapped, cut or padded file is refused in one line (jobs.solutions reads it)."""
+    damaged, swapped, cut or padded file is refused in one line (jobs.counting.solutions reads it)."""
 
     sha256: str
     rows: int

@@ -105,7 +105,7 @@ __kernel void nqueens_prepare(const uint n, const uint layout, const uint nstate
 
 // ---- nqueens_prepare_children ----------------------------------------------------------------------
 // The states one row below ``nparents`` parents, prepared like nqueens_prepare's, made on the device
-// (jobs.refine: the host climbs to the parents only): parent i places a queen in each column of
+// (jobs.counting.refine: the host climbs to the parents only): parent i places a queen in each column of
 // choices[i] (its next open row's squares in the symmetry mode, computed on the host), ascending,
 // writing children first[i] .. first[i] + popcount(choices[i]) - 1 -- the order the host's expansion
 // has. Children whose own next row is dead are kept: they count 0.

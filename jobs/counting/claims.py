@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from permenum.errors import UserError, printable
-from permenum.jobs.environment import TaskEnvironment
+from permenum.jobs.counting.environment import TaskEnvironment
 from permenum.layout import RunLayout
 from permenum.ranges import compact_ranges
 from permenum.records import Manifest, load_manifest, now_utc, sound_result

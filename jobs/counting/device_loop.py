@@ -1,12 +1,12 @@
 """One device's side of a task: build its kernels, then count the chunks the task's scheduler hands it.
 
 The same loop runs on a thread of the task's process (one device) or in a process of its own
-(several devices: jobs.device_process), where it reaches the scheduler through a pipe. So it sees
+(several devices: jobs.counting.device_process), where it reaches the scheduler through a pipe. So it sees
 the scheduler only through ``Handout``, bound to its device, and its partition only as the verified
-states (jobs.stream); everything it reports comes back through ``Handout`` too.
+states (jobs.counting.stream); everything it reports comes back through ``Handout`` too.
 
 Each chunk is claimed, parsed, refined and its first launch staged on a thread of its own while the
-chunk before counts (jobs.refine says why and how deep); a refined chunk is counted in slices sized by
+chunk before counts (jobs.counting.refine says why and how deep); a refined chunk is counted in slices sized by
 time.
 """
 
@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from permenum.errors import UserError
-from permenum.jobs.partial import OpenChunk, Partial
-from permenum.jobs.refine import RefiningSolver, deepen, next_slice
-from permenum.jobs.stream import StreamedPartition
+from permenum.jobs.counting.partial import OpenChunk, Partial
+from permenum.jobs.counting.refine import RefiningSolver, deepen, next_slice
+from permenum.jobs.counting.stream import StreamedPartition
 from permenum.problems import Problem, StateBatch
 from permenum.problems.base import ChildBatch, exact_sum
 from permenum.solver.devices import DeviceRef
@@ -30,7 +30,7 @@ from permenum.task_options import TaskOptions
 
 
 class Handout(Protocol):
-    """The task's scheduler as one device sees it (jobs.schedule.Scheduler, bound to the device)."""
+    """The task's scheduler as one device sees it (jobs.counting.schedule.Scheduler, bound to the device)."""
 
     def claim(self) -> tuple[int, int] | None: ...  # None: done, or (a chunk held) not yet
     def open_chunk(self, start: int) -> OpenChunk | None: ...
@@ -51,7 +51,7 @@ class Spec:
     n: int
     symmetry: str
     options: TaskOptions
-    target: int | None  # states per launch that fill the device where the pool is coarser (jobs.refine)
+    target: int | None  # states per launch that fill the device where the pool is coarser (jobs.counting.refine)
     t_start: float  # the attempt's start on the task's clock (log lines say how far into it)
 
 
@@ -110,7 +110,7 @@ class DeviceLoop:
         self.busy_seconds = 0.0
 
     def build(self) -> RefiningSolver:
-        """The device's context; its kernels are built where their first batch is staged (jobs.refine)."""
+        """The device's context; its kernels are built where their first batch is staged (jobs.counting.refine)."""
         t0 = time.perf_counter()
         s, o, dev = self.spec, self.spec.options, device_context(self.ref)
         self.solver = RefiningSolver(lambda depth: make_solver(s.problem, dev, s.n, depth, o.kernel, s.symmetry,
@@ -145,7 +145,7 @@ class DeviceLoop:
                     break
 
     def _count_chunk(self, solver: RefiningSolver, claim: _Claim, ready: _Refined) -> None:
-        """Count one chunk and hand its sums over; a refined chunk in slices sized by time (jobs.refine; the
+        """Count one chunk and hand its sums over; a refined chunk in slices sized by time (jobs.counting.refine; the
         first one staged ahead), stopping between them when asked."""
         (start, end), t0 = claim.span, time.perf_counter()
         fine = ready.fine
@@ -178,7 +178,7 @@ class DeviceLoop:
 
     def _slice(self, begun: OpenChunk | None, expected: float | None, total: int, done: int, kernel: float) -> int:
         """Fine states of a refined chunk's next launch, ``done`` of ``total`` counted (``kernel`` seconds
-        by this attempt): at the rate measured on it so far, in an earlier attempt too (jobs.refine)."""
+        by this attempt): at the rate measured on it so far, in an earlier attempt too (jobs.counting.refine)."""
         measured = begun.sums.kernel_seconds if begun else 0.0
         return next_slice(done, total, done, measured + kernel, expected, self.spec.options.chunk_seconds)
 

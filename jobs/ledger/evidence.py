@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from permenum.jobs.solutions import stored_arrays
+from permenum.jobs.counting.solutions import stored_arrays
 from permenum.layout import RunLayout
 from permenum.problems.costas_constructions import golomb_arrays, missing_constructions, welch_arrays
 from permenum.problems.costas_symmetry import symmetries

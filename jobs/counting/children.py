@@ -24,7 +24,7 @@ from permenum.signals import STOP_SIGNALS, release_stop_signals, start_resource_
 from permenum.solver.devices import Visibility, see_only
 
 #: What every child imports (the modules its target lives in, and through them the rest).
-PRELOAD = ["permenum.jobs.local", "permenum.jobs.device_process"]
+PRELOAD = ["permenum.jobs.local", "permenum.jobs.counting.device_process"]
 
 _server = False  # whether this process started the fork server (start_early)
 

@@ -74,7 +74,7 @@ def read_solutions(path: Path, n: int, seal: SolutionsSeal | None = None) -> lis
 
 def parse_solutions(path: Path, data: bytes, n: int, seal: SolutionsSeal | None) -> list[Array]:
     """read_solutions of bytes already read from ``path`` and held to its seal (what is checked is what is
-    copied: jobs.merge)."""
+    copied: jobs.ledger.merge)."""
     try:
         column = pq.read_table(arrow_reader(data)).column("rows").combine_chunks()
     except (pa.ArrowException, KeyError, OSError, ValueError) as exc:

@@ -18,9 +18,9 @@ from typing import Any
 
 from permenum.atomic import write_atomic
 from permenum.errors import UserError
-from permenum.jobs.collect import Collected, collect
-from permenum.jobs.evidence import CostasEvidence, run_evidence
-from permenum.jobs.verify import Verified
+from permenum.jobs.ledger.collect import Collected, collect
+from permenum.jobs.ledger.evidence import CostasEvidence, run_evidence
+from permenum.jobs.ledger.verify import Verified
 from permenum.layout import RunLayout
 from permenum.ranges import compact_ranges
 
@@ -61,7 +61,7 @@ class Report:
     parts: list[PartitionTime]
     cost_unit: str  # what measured_cost is: "nodes" (node-counting build) or "kernel seconds"
     verified: Verified | None = None  # the run's verifications (`permenum verify`), where it has any
-    evidence: CostasEvidence | None = None  # a finished Costas run's own evidence (jobs.evidence)
+    evidence: CostasEvidence | None = None  # a finished Costas run's own evidence (jobs.ledger.evidence)
 
     @property
     def counted(self) -> str:

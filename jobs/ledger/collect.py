@@ -23,7 +23,7 @@ from permenum.atomic import write_bytes_atomic
 from permenum.layout import RunLayout
 from permenum.problems import get_problem
 from permenum.errors import UserError
-from permenum.jobs.verify import RunResults, Verified, verified
+from permenum.jobs.ledger.verify import RunResults, Verified, verified
 from permenum.ranges import compact_ranges
 from permenum.ledger_rows import LEDGER_COLUMNS, PANDAS_NULLABLE
 from permenum.records import Manifest, ResultRecord, load_manifest, now_utc, partition_scope

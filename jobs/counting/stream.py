@@ -30,7 +30,7 @@ class StreamedPartition:
     """The verified bytes of one partition; its states become available in row order."""
 
     def __init__(self, data: bytes, mask_names: tuple[str, ...], label: str):
-        self.data = data  # for a device's process (jobs.device_process), which parses its own copy
+        self.data = data  # for a device's process (jobs.counting.device_process), which parses its own copy
         self._columns = [*mask_names, "prefix", "weight"]
         self._mask_names, self._label = mask_names, label
         try:

@@ -1,12 +1,12 @@
 """Which device of a task counts which states next: chunks handed out over one partition to several devices.
 
-Each device claims its next chunk while it counts the one before (jobs.device_loop refines it meanwhile).
+Each device claims its next chunk while it counts the one before (jobs.counting.device_loop refines it meanwhile).
 The chunk is the smallest of: its time bound (the device's ChunkSizer), half its PHACT share of the
-unclaimed work (jobs.chunking.share_of_rest, in the pool's estimated work, with every device's chunk in
+unclaimed work (jobs.counting.chunking.share_of_rest, in the pool's estimated work, with every device's chunk in
 flight accounted for, its own too; FACTOR says why half), and -- until every device has a measured
 rate -- its first-chunk size, so no device runs ahead alone. A stop request is
 honoured by a device once it has done a launch in this attempt (a chunk, or a slice of a refined
-chunk: jobs.refine): a partition whose every restart is signalled at once (SLURM may signal up to a
+chunk: jobs.counting.refine): a partition whose every restart is signalled at once (SLURM may signal up to a
 minute early) still advances.
 
 All state lives in this object's named fields, behind one lock; it knows nothing of files or
@@ -20,18 +20,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from permenum.jobs.chunking import ChunkSizer, Peer, WorkIndex, share_of_rest
-from permenum.jobs.partial import ChunkLedger, OpenChunk, Partial
+from permenum.jobs.counting.chunking import ChunkSizer, Peer, WorkIndex, share_of_rest
+from permenum.jobs.counting.partial import ChunkLedger, OpenChunk, Partial
 
 
 #: How much longer than a slice's rate suggests a chunk is expected to take (expected_seconds).
 SLICE_GUESS_MARGIN = 2.0
-#: The part of its PHACT share (jobs.chunking.share_of_rest) a device of several claims at once: the rest is
+#: The part of its PHACT share (jobs.counting.chunking.share_of_rest) a device of several claims at once: the rest is
 #: claimed again as the devices free up, so chunks shrink as the partition nears its end (factoring) and
 #: a chunk whose estimate was low ends in a short tail. The whole share trusts the pool's estimates: on 4
 #: H100 one N-Queens 22 task's devices ended 13 s apart (25.2-38.2 s), the last chunk alone at the end.
 FACTOR = 0.5
-#: The shortest chunk a refining device (jobs.refine) takes at its measured rate, unless it is the rest:
+#: The shortest chunk a refining device (jobs.counting.refine) takes at its measured rate, unless it is the rest:
 #: halving shares toward the end otherwise made one N-Queens 22 task's tail on 4 H100 some 70 chunks of
 #: 0.01-0.3 s of kernel, each refined on the host for 0.05-0.2 s (deeper the smaller it is), 8 s of 38.7 s.
 LEAST_CHUNK_SECONDS = 0.5
@@ -100,7 +100,7 @@ class RateBook:
 
     def seed(self, rates: dict[str, float]) -> None:
         """Take ``rates`` (by label) for devices this book has not measured (the run's earlier tasks' rates,
-        from other processes: jobs.rate_hints)."""
+        from other processes: jobs.counting.rate_hints)."""
         with self._lock:
             self._rates = {**rates, **self._rates}
 
@@ -182,7 +182,7 @@ class Scheduler:
                 # on this one to take the tail (both would quit, the task stopped short)
                 self._leave(k)
                 return None
-            if not d.held:  # a chunk claimed ahead (jobs.device_loop) begins when the one before ends
+            if not d.held:  # a chunk claimed ahead (jobs.counting.device_loop) begins when the one before ends
                 d.since = now
             d.held += 1
             d.in_flight += work.between(*claimed)

@@ -3,7 +3,7 @@
 With several devices a partition's chunks finish out of order. The checkpoint keeps the sums of
 the contiguous prefix that is done and, separately, each finished chunk beyond it, so a resumed
 task skips exactly the states already counted and nothing is counted twice. A refined chunk too
-heavy for one launch is counted in slices of its fine states (jobs.refine): until its last slice it
+heavy for one launch is counted in slices of its fine states (jobs.counting.refine): until its last slice it
 is *open*, kept with the depth it was refined to and how many of its fine states are counted, and a
 resumed task refines it to that depth again and counts the rest.
 """
@@ -49,7 +49,7 @@ class Partial:
 @dataclass
 class OpenChunk:
     """A refined chunk [start, end) counted in part: its first ``fine_done`` of ``fine_total`` states
-    at ``depth`` (the order jobs.refine refines them in), with their sums."""
+    at ``depth`` (the order jobs.counting.refine refines them in), with their sums."""
 
     end: int
     depth: int

@@ -4,7 +4,7 @@ Why: a device's host work (parsing, refining and staging its chunks: numpy and p
 the GIL for much of its time. With every device's host work in the task's one process, four H200 ran
 N-Queens 22 at 2.27x one (49.0 s against 111.1 s): each GPU's second chunk took 27-31 s for 12-14 s of
 kernel, waiting on the other devices' host work between its launches. In a process of its own a
-device's loop (jobs.device_loop, the same code that runs on a thread for a lone device) competes with
+device's loop (jobs.counting.device_loop, the same code that runs on a thread for a lone device) competes with
 no other; the scheduler, the ledger and the checkpoints stay in the task's process, and only spans of
 states, sums and log lines cross the pipe (a few hundred bytes a chunk).
 
@@ -22,9 +22,9 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from permenum.errors import UserError
-from permenum.jobs.children import ChildSetup, become_child, context
-from permenum.jobs.device_loop import DeviceLoop, DeviceReport, Handout, Spec
-from permenum.jobs.stream import StreamedPartition
+from permenum.jobs.counting.children import ChildSetup, become_child, context
+from permenum.jobs.counting.device_loop import DeviceLoop, DeviceReport, Handout, Spec
+from permenum.jobs.counting.stream import StreamedPartition
 from permenum.kernel_cache import BUILDS
 from permenum.solver.devices import Visibility, check_seen
 

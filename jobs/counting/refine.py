@@ -11,14 +11,14 @@ target) per chunk in flight; the fine pool never exists as a whole.
 
 A launch stops on time over heavy states too: a refined chunk expected to outlast the chunk bound is
 counted in slices of its fine states (`next_slice`), and a stop request is honoured between slices;
-the ledger keeps such a chunk open (jobs.partial.OpenChunk: the depth it reached, how many fine
+the ledger keeps such a chunk open (jobs.counting.partial.OpenChunk: the depth it reached, how many fine
 states are counted), and a resumed task refines it to that depth again and counts the rest, so no
 fine state is counted twice or skipped. Chunks expected to be heavy are refined deeper (up to
 MAX_DEEPEN x the target), so that their slices still hold enough states per lane.
 
 The last level on the device, the levels above it on the host (chosen by measurement): expanding a
 chunk is numpy over its states on the node's cores, done on a thread of its own while the device
-counts the chunk before (jobs.task; that thread also uploads the chunk's first launch and builds its
+counts the chunk before (jobs.counting.task; that thread also uploads the chunk's first launch and builds its
 kernel), reusing the tested expansion and symmetry rules. But the last level holds most of the fine
 states, and on an H100 making it on the host was the bound: 64 N-Queens 22 partitions of 1.65 s of
 kernel each, every one refined from 586 states to 4.5 M, kept 0.85 of one partition's kernel rate, a

@@ -23,9 +23,9 @@ from functools import partial
 
 from permenum.atomic import fsync_dir, quarantine, write_bytes_atomic, write_new_file
 from permenum.errors import UserError
-from permenum.jobs.claims import PartitionClaimed, claim
-from permenum.jobs.solutions import check_arrays, parse_solutions, set_aside_solutions
-from permenum.jobs.verify import verifications
+from permenum.jobs.counting.claims import PartitionClaimed, claim
+from permenum.jobs.counting.solutions import check_arrays, parse_solutions, set_aside_solutions
+from permenum.jobs.ledger.verify import verifications
 from permenum.layout import RunLayout
 from permenum.lock import run_lock
 from permenum.poolgen.write import read_partition

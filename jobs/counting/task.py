@@ -2,8 +2,8 @@
 
 The same function runs under SLURM (``permenum task``) and under the local executor; only who
 launches it differs. The flow: verify the partition and resume from its checkpoint, schedule its
-chunks over the devices (jobs.schedule; each device's side is jobs.device_loop, in a process of its own
-where there are several: jobs.device_process), then record the result. After every chunk the partial sums
+chunks over the devices (jobs.counting.schedule; each device's side is jobs.counting.device_loop, in a process of its own
+where there are several: jobs.counting.device_process), then record the result. After every chunk the partial sums
 go to a verified checkpoint, so a task that is stopped (signal, time limit, kill -9) resumes where
 its last checkpoint left off. The result file, not the scheduler, is the truth that the partition is
 done; it is written once (permenum.records).
@@ -21,17 +21,17 @@ import numpy as np
 
 from permenum.atomic import quarantine
 from permenum.checkpoints import Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
-from permenum.jobs.chunking import ChunkSizer, WorkIndex
-from permenum.jobs.claims import PartitionClaimed, claim
-from permenum.jobs.environment import TaskEnvironment
-from permenum.jobs.device_loop import DeviceLoop, DeviceReport, Spec
-from permenum.jobs.device_process import DeviceProcess
-from permenum.jobs.partial import ChunkLedger, OpenChunk, Partial
-from permenum.jobs.rate_hints import rate_key, read_rate_hints, record_rate_hints
-from permenum.jobs.schedule import LEAST_CHUNK_SECONDS, DeviceState, RateBook, Scheduler, StopRule
-from permenum.jobs.solutions import write_solutions
-from permenum.jobs.stream import StreamedPartition
-from permenum.jobs.tasklog import TaskLog
+from permenum.jobs.counting.chunking import ChunkSizer, WorkIndex
+from permenum.jobs.counting.claims import PartitionClaimed, claim
+from permenum.jobs.counting.environment import TaskEnvironment
+from permenum.jobs.counting.device_loop import DeviceLoop, DeviceReport, Spec
+from permenum.jobs.counting.device_process import DeviceProcess
+from permenum.jobs.counting.partial import ChunkLedger, OpenChunk, Partial
+from permenum.jobs.counting.rate_hints import rate_key, read_rate_hints, record_rate_hints
+from permenum.jobs.counting.schedule import LEAST_CHUNK_SECONDS, DeviceState, RateBook, Scheduler, StopRule
+from permenum.jobs.counting.solutions import write_solutions
+from permenum.jobs.counting.stream import StreamedPartition
+from permenum.jobs.counting.tasklog import TaskLog
 from permenum.errors import UserError
 from permenum.kernel_cache import BUILDS
 from permenum.layout import RunLayout
@@ -71,7 +71,7 @@ def run_task(layout: RunLayout, partition: int, options: TaskOptions | None = No
     devices' rates from task to task, ``on_drained`` hears that every device holds its last chunk (the
     local executor's next task may start preparing). A failure is recorded in ``logs/part-NNNNN.error.json``
     (where the run directory takes it) before it propagates, so `status` can tell a failed partition
-    from one that never ran. The partition is claimed while it counts (jobs.claims): PartitionClaimed when
+    from one that never ran. The partition is claimed while it counts (jobs.counting.claims): PartitionClaimed when
     another live task counts it, or when it has a sound result already and not ``force``.
     """
     options = options or TaskOptions()
@@ -115,7 +115,7 @@ class _Loaded:
 
 
 class _Slot:
-    """The task's scheduler bound to device ``k`` (jobs.device_loop.Handout): its chunks' sums go to the
+    """The task's scheduler bound to device ``k`` (jobs.counting.device_loop.Handout): its chunks' sums go to the
     ledger, their states to the progress, their lines to the task log."""
 
     def __init__(self, attempt: "_Attempt", k: int) -> None:
@@ -181,7 +181,7 @@ class _Attempt:
 
     def _device_processes(self) -> list[DeviceProcess | None]:
         """Each device's process, started after what may still fail (their visibilities); the first says
-        that kernels are being built, for the task (jobs.device_process)."""
+        that kernels are being built, for the task (jobs.counting.device_process)."""
         positions = self.options.only or tuple(range(len(self.refs)))
         seen = [own_visibility(self.options.device, (p,)) for p in positions]
         speaks = not BUILDS.said
@@ -194,7 +194,7 @@ class _Attempt:
         return rate_key(ref.model, self.options.kernel, self.options.count_nodes)
 
     def _refine_target(self, ref: DeviceRef) -> int | None:
-        """States per launch that fill ``ref`` where the partition is coarser than that (jobs.refine); None:
+        """States per launch that fill ``ref`` where the partition is coarser than that (jobs.counting.refine); None:
         count the pool's states as they are (a fine pool, or --count-nodes: nodes are counted from the
         pool's depth, the unit of its cost estimates)."""
         target = self.problem.states_per_lane * device_lanes(ref)
@@ -284,7 +284,7 @@ class _Attempt:
 
     def _serve(self, k: int) -> DeviceReport:
         """Device ``k`` counts chunks: on this thread where it is the task's only device, else in a process
-        of its own (jobs.device_process says why), this thread answering its requests."""
+        of its own (jobs.counting.device_process says why), this thread answering its requests."""
         slot = _Slot(self, k)
         if self.remote[k] is not None:
             return self.remote[k].serve(slot, self._partition_bytes)
@@ -365,7 +365,7 @@ class _Attempt:
         return TaskResult(record, status)
 
     def _keep_rates(self) -> None:
-        """Leave the devices' measured rates for the run's next tasks (jobs.rate_hints); a failed write
+        """Leave the devices' measured rates for the run's next tasks (jobs.counting.rate_hints); a failed write
         costs them only their start, so it is logged, not raised."""
         measured = {self._rate_key(r): d.rate for r, d in zip(self.refs, self.scheduler.devices) if d.launches and d.rate > 0}
         try:

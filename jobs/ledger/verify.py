@@ -34,8 +34,8 @@ import pyarrow.parquet as pq
 
 from permenum.atomic import write_new_file
 from permenum.errors import UserError
-from permenum.jobs.environment import TaskEnvironment
-from permenum.jobs.stream import does_not_parse
+from permenum.jobs.counting.environment import TaskEnvironment
+from permenum.jobs.counting.stream import does_not_parse
 from permenum.layout import RunLayout
 from permenum.poolgen.write import partition_bytes, read_partition
 from permenum.problems import StateBatch, get_problem
@@ -204,7 +204,7 @@ def verifications(layout: RunLayout) -> list[RunLayout]:
     if not layout.verifications_dir.is_dir():
         return []
     found = (layout.verification(p.name) for p in sorted(layout.verifications_dir.iterdir())
-             if not p.name.startswith("."))  # a verification being imported (jobs.merge) is not one yet
+             if not p.name.startswith("."))  # a verification being imported (jobs.ledger.merge) is not one yet
     return [v for v in found if v.verification_plan.exists()]
 
 
