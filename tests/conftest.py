@@ -27,7 +27,7 @@ def published(series: str, n: int) -> int:
 
 def run_cli(*args: str | os.PathLike[str], check: bool = False, timeout: float = 600, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run the real ``permenum`` command (same interpreter), capturing output."""
-    cmd = [sys.executable, "-m", "permenum.cli", *map(str, args)]
+    cmd = [sys.executable, "-m", "permenum", *map(str, args)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
     if check and proc.returncode != 0:
         raise AssertionError(f"{cmd} exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")

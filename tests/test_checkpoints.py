@@ -112,7 +112,7 @@ def test_ctrl_c_of_local_run_resumes_without_recomputing(tmp_path: Path) -> None
     run = tmp_path / "run"
     layout = RunLayout(run)
     write_pool(layout, PoolSettings("nqueens", 16, 2, target_states=1 << 16))
-    cmd = [sys.executable, "-m", "permenum.cli", "run", str(run), "--chunk-seconds", "0.4"]
+    cmd = [sys.executable, "-m", "permenum", "run", str(run), "--chunk-seconds", "0.4"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not list(layout.checkpoints_dir.glob("*.ckpt")) and time.monotonic() < deadline:

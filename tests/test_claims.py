@@ -45,7 +45,7 @@ def test_two_runs_of_one_directory_count_every_partition_once(tmp_path: Path, cl
     run = tmp_path / "run"
     cli("pool", "nqueens", 16, "--symmetry", "none", run, "--num-partitions", 4, check=True)
     layout = RunLayout(run)
-    first = subprocess.Popen([sys.executable, "-m", "permenum.cli", "run", str(run), "--device", "cpu"],
+    first = subprocess.Popen([sys.executable, "-m", "permenum", "run", str(run), "--device", "cpu"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not any(p.stat().st_size for p in layout.claims_dir.glob("*.claim")):  # read, never locked: no race
@@ -103,7 +103,7 @@ def test_a_run_that_left_a_partition_to_another_exits_0_once_that_one_is_done(tm
                                str(RunLayout(twin).result_file(1))], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert holder.stdout is not None and holder.stdin is not None and holder.stdout.readline() == "held\n"
     layout = RunLayout(run)
-    proc = subprocess.Popen([sys.executable, "-m", "permenum.cli", "run", str(run), "--device", "cpu"],
+    proc = subprocess.Popen([sys.executable, "-m", "permenum", "run", str(run), "--device", "cpu"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not any(layout.claim_file(i).exists() and layout.claim_file(i).stat().st_size for i in (0, 2)):

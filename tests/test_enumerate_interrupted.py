@@ -23,7 +23,7 @@ def test_an_interrupted_enumerate_keeps_its_run_where_it_says(tmp_path: Path, cl
     PoCL here (2 cores): about 3.5 s of kernel in 0.3 s chunks, so the signal lands mid-count."""
     scratch = tmp_path / "tmp dir"  # where the temporary run goes (TMPDIR), so the test can watch it
     scratch.mkdir()
-    cmd = [sys.executable, "-m", "permenum.cli", "enumerate", "nqueens", "16", "--chunk-seconds", "0.3"]
+    cmd = [sys.executable, "-m", "permenum", "enumerate", "nqueens", "16", "--chunk-seconds", "0.3"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "TMPDIR": str(scratch)})
     deadline = time.monotonic() + 120

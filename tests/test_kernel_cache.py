@@ -104,7 +104,7 @@ def test_a_first_command_on_an_empty_cache_says_it_builds(tmp_path: Path) -> Non
     import sys
 
     env = {**os.environ, "POCL_CACHE_DIR": str(tmp_path / "kcache"), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
-    cmd = [sys.executable, "-m", "permenum.cli", "enumerate", "nqueens", "8", "--device", "cpu"]
+    cmd = [sys.executable, "-m", "permenum", "enumerate", "nqueens", "8", "--device", "cpu"]
     first = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     assert first.stderr.count("building OpenCL kernel") == 1 and str(tmp_path / "kcache") in first.stderr
     second = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
@@ -120,9 +120,9 @@ def test_a_run_of_several_workers_says_it_once(tmp_path: Path) -> None:
 
     env = {**os.environ, "POCL_CACHE_DIR": str(tmp_path / "kcache"), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
     run = tmp_path / "run"
-    subprocess.run([sys.executable, "-m", "permenum.cli", "pool", "nqueens", "9", "--num-partitions", "4", str(run)],
+    subprocess.run([sys.executable, "-m", "permenum", "pool", "nqueens", "9", "--num-partitions", "4", str(run)],
                    env=env, capture_output=True, text=True, check=True)
-    done = subprocess.run([sys.executable, "-m", "permenum.cli", "run", str(run), "--device", "cpu/2", "-w", "2"],
+    done = subprocess.run([sys.executable, "-m", "permenum", "run", str(run), "--device", "cpu/2", "-w", "2"],
                           env=env, capture_output=True, text=True, check=True)
     # at most one: the first worker may find its kernels cached by another by the time it builds
     assert done.stderr.count("building OpenCL kernel") <= 1, done.stderr

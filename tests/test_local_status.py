@@ -96,7 +96,7 @@ def test_a_local_run_in_flight_shows_its_claimed_partitions_running(tmp_path: Pa
     root = tmp_path / "in flight"
     cli("pool", "nqueens", 16, root, "--symmetry", "none", "--num-partitions", 2, check=True)
     layout = RunLayout(root)
-    proc = subprocess.Popen([sys.executable, "-m", "permenum.cli", "run", str(root), "--chunk-seconds", "0.3"],
+    proc = subprocess.Popen([sys.executable, "-m", "permenum", "run", str(root), "--chunk-seconds", "0.3"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen: list[tuple[list[int], str]] = []
     try:

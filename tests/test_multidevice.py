@@ -186,7 +186,7 @@ def test_a_killed_run_leaves_no_worker_behind(tmp_path: Path) -> None:
 
     run = tmp_path / "run"
     write_pool(RunLayout(run), PoolSettings("nqueens", 17, 8))
-    proc = subprocess.Popen([sys.executable, "-m", "permenum.cli", "run", str(run), "--device", "cpu/2"],
+    proc = subprocess.Popen([sys.executable, "-m", "permenum", "run", str(run), "--device", "cpu/2"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
     deadline = time.monotonic() + 60
     workers: list[str] = []
@@ -286,9 +286,9 @@ def test_a_stop_signal_to_the_whole_process_group_stops_cleanly(tmp_path: Path) 
     from permenum.layout import RunLayout
 
     run = tmp_path / "run"
-    subprocess.run([sys.executable, "-m", "permenum.cli", "pool", "nqueens", "17", "--num-partitions", "4", str(run)],
+    subprocess.run([sys.executable, "-m", "permenum", "pool", "nqueens", "17", "--num-partitions", "4", str(run)],
                    check=True, capture_output=True)
-    proc = subprocess.Popen([sys.executable, "-m", "permenum.cli", "run", str(run), "--device", "cpu/2", "-w", "2",
+    proc = subprocess.Popen([sys.executable, "-m", "permenum", "run", str(run), "--device", "cpu/2", "-w", "2",
                              "--chunk-seconds", "0.5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     layout, deadline = RunLayout(run), time.monotonic() + 120
