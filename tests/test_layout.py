@@ -5,10 +5,10 @@ imports come back to it. Read from the sources (every import, a function's own i
 from __future__ import annotations
 
 import ast
-import importlib
-import pkgutil
 import tomllib
 from pathlib import Path
+
+ROOT = Path(__file__).parents[1]
 
 COUNTING = "permenum.jobs.counting"
 LEDGER = "permenum.jobs.ledger"
@@ -17,17 +17,34 @@ SCHEDULING = {f"{COUNTING}.{m}" for m in ("task", "schedule", "chunking", "parti
                                            "device_loop", "device_process", "children")}
 
 
+def _package_dirs() -> dict[str, Path]:
+    """Each package pyproject.toml installs and its folder in this checkout (package-dir maps folders outside
+    permenum/): read from the files, not imported, so an installed copy elsewhere cannot stand in for them."""
+    setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    mapped: dict[str, str] = setup["package-dir"]
+    dirs = {}
+    for name in setup["packages"]:
+        base = max((k for k in mapped if name == k or name.startswith(k + ".")), key=len)
+        dirs[name] = ROOT / mapped[base] / Path(*name[len(base):].split(".")[1:])
+    return dirs
+
+
 def _sources() -> dict[str, Path]:
-    """Every module of the packages pyproject.toml installs (package-dir maps folders outside permenum/), by name."""
-    packages = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    """Every module of the installed packages, by name."""
     found: dict[str, Path] = {}
-    for name in packages:
-        package = importlib.import_module(name)
-        found[name] = Path(package.__file__)
-        for info in pkgutil.iter_modules(package.__path__, f"{name}."):
-            if not info.ispkg:
-                found[info.name] = Path(info.module_finder.path) / f"{info.name.rpartition('.')[2]}.py"  # type: ignore[union-attr]
+    for name, folder in _package_dirs().items():
+        found[name] = folder / "__init__.py"
+        found.update({f"{name}.{f.stem}": f for f in folder.glob("*.py") if f.name != "__init__.py"})
     return found
+
+
+def test_every_package_of_the_checkout_is_installed() -> None:
+    """A folder with an __init__.py that pyproject.toml does not list imports in an editable install and is
+    missing from a built one."""
+    dirs = _package_dirs()
+    assert all((d / "__init__.py").is_file() for d in dirs.values()), dirs
+    present = {init.parent for folder in dirs.values() for init in folder.rglob("__init__.py")}
+    assert present <= set(dirs.values()), sorted(str(p) for p in present - set(dirs.values()))
 
 
 def _type_checking(node: ast.If) -> bool:
@@ -42,8 +59,7 @@ def _imports(name: str, path: Path, modules: set[str]) -> set[str]:
     def visit(node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.If) and _type_checking(child):
-                for other in child.orelse:
-                    visit(other)
+                visit(ast.Module(body=child.orelse, type_ignores=[]))  # the else runs; the if names types only
                 continue
             if isinstance(child, ast.Import):
                 out.update(a.name for a in child.names)

@@ -13,6 +13,7 @@ import pytest
 
 from permenum.jobs.counting.children import ChildSetup, become_child, context, start_early
 from permenum.jobs.ledger.collect import collect
+from permenum.cli.runner import WORKERS
 from permenum.jobs.local import run_local
 from permenum.jobs.counting.partial import ChunkLedger, Partial
 from permenum.jobs.counting.task import TaskInterrupted, run_task
@@ -218,7 +219,7 @@ def test_a_child_takes_its_parents_environment_of_the_moment(monkeypatch: pytest
     """jobs.counting.children: a child is forked from a server started earlier, whose environment is the one it
     started with; the child takes its parent's as it was when the child was made, and leaves the stop
     signals to its parent."""
-    start_early()
+    start_early([WORKERS])
     monkeypatch.setenv("PERMENUM_TEST_CHILD", "set after the server started")
     ctx = context()
     out = ctx.SimpleQueue()

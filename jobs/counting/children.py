@@ -16,6 +16,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import signal
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
@@ -23,8 +24,9 @@ from multiprocessing.process import BaseProcess
 from permenum.signals import STOP_SIGNALS, release_stop_signals, start_resource_tracker, stop_signals_held
 from permenum.solver.devices import Visibility, see_only
 
-#: What every child imports (the modules its target lives in, and through them the rest).
-PRELOAD = ["permenum.jobs.local", "permenum.jobs.counting.device_process"]
+#: What a device's process imports (its target's module, and through it the rest); a command whose children
+#: run other targets names their modules to start_early (the local executor's workers: permenum.cli.runner).
+DEVICE_PRELOAD = ("permenum.jobs.counting.device_process",)
 
 _server = False  # whether this process started the fork server (start_early)
 
@@ -38,9 +40,10 @@ def context() -> BaseContext:
     return mp.get_context("forkserver" if _server else "spawn")
 
 
-def start_early() -> None:
-    """At a command's start, before other threads: start the fork server (once; it imports ``PRELOAD`` while
-    the command goes on) and multiprocessing's resource tracker, both with the stop signals blocked, a mask
+def start_early(also: Sequence[str] = ()) -> None:
+    """At a command's start, before other threads: start the fork server (once; it imports DEVICE_PRELOAD and
+    ``also``, the modules of the command's other children's targets, while the command goes on) and
+    multiprocessing's resource tracker, both with the stop signals blocked, a mask
     they keep: a signal sent to the whole process group (scancel, `timeout -s USR1`) must not end them under
     the run (permenum.signals); the tracker first, as the server would otherwise start it, unblocking SIGINT
     and SIGTERM.
@@ -56,7 +59,7 @@ def start_early() -> None:
     if _server:
         return
     start_resource_tracker()
-    mp.get_context("forkserver").set_forkserver_preload(PRELOAD)
+    mp.get_context("forkserver").set_forkserver_preload([*DEVICE_PRELOAD, *also])
     safe = os.environ.get("PYTHONSAFEPATH")
     os.environ["PYTHONSAFEPATH"] = "1"
     try:

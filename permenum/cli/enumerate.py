@@ -42,6 +42,7 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
     """
     from concurrent.futures import ThreadPoolExecutor
 
+    from permenum.cli.runner import WORKERS
     from permenum.jobs.counting.children import start_early
     from permenum.poolgen.write import PoolSettings, write_pool
     from permenum.solver.devices import select_devices
@@ -49,7 +50,7 @@ def enumerate(problem: str, n: int, run_dir: str | None, partitions: int | None,
 
     t0 = time.perf_counter()
     options = checked_options(device, kernel, count_nodes, chunk_seconds)
-    start_early()  # the devices' processes import while this one counts the devices
+    start_early([WORKERS])  # the workers' and devices' processes import while this one counts the devices
     tmp = None if run_dir else tempfile.mkdtemp(prefix=f"permenum-{problem}-{n}-")
     run = layout(run_dir or Path(tmp) / "run")  # type: ignore[arg-type]
     kept = False  # the temporary run outlives the command only when it holds unfinished work

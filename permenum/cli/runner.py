@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 #: `collect` names each site on one line up to this many.
 SHOWN_SITES = 8
+#: The module of the local executor's workers, which the fork server imports ahead (children.start_early).
+WORKERS = "permenum.jobs.local"
 
 
 def task_options(device: str | None, kernel: str | None, count_nodes: bool, chunk_seconds: float,
@@ -54,7 +56,7 @@ def run_here(layout: RunLayout, workers: int | None, options: "TaskOptions", aga
     from permenum.jobs.local import pending_partitions, run_local
     from permenum.jobs.counting.task import EXIT_INTERRUPTED
 
-    start_early()  # the devices' processes import while this one counts the devices
+    start_early([WORKERS])  # the workers' and devices' processes import while this one counts the devices
     again = again or f"permenum run {shlex.quote(str(layout.root))}"
     stop = StopRequest(lambda line: err.print(line))
     stop.around_device_start(lambda: open_device(options.device))

@@ -60,8 +60,9 @@ def task(stop: "StopRequest | None", run: str, index: int | None, only: str | No
         stop = StopRequest(err.print)
     if partitions is not None:
         from permenum.jobs.counting.children import start_early
+        from permenum.cli.runner import WORKERS
 
-        start_early()  # the devices' processes import while this one counts the devices (as `run`)
+        start_early([WORKERS])  # the workers' and devices' processes import while this one counts the devices (as `run`)
     stop.around_device_start(lambda: open_device(device))
     if partitions is not None:
         _count_list(where, partitions, options, stop)
