@@ -50,7 +50,7 @@ def test_a_growth_fitted_to_exponential_seconds_finds_its_factor() -> None:
             Growth.fit(bad)
 
 
-def test_estimate_command_projects_record_sizes_and_refuses_bad_input(cli) -> None:  # type: ignore[no-untyped-def]
+def test_estimate_command_fits_its_sizes_and_refuses_bad_input(cli) -> None:  # type: ignore[no-untyped-def]
     proc = cli("estimate", "nqueens", 12, "--device", "cpu", "--sample-seconds", 0.5, "--gpus", 4, "--json", check=True)
     report = json.loads(proc.stdout)
     assert report["problem"] == "nqueens" and report["n"] == 12 and report["gpus"] == 4
@@ -64,6 +64,7 @@ def test_estimate_command_projects_record_sizes_and_refuses_bad_input(cli) -> No
     assert growth["estimated_nodes"]["12"] == report["estimated_nodes"]  # what each fitted size's cost is per
     # N=12's sizes take milliseconds on this CPU: no size is projected, and the JSON says why
     assert report["projection_unreliable"] and report["projected_device_seconds"] == {} == report["projected_estimated_nodes"]
+    assert growth["seconds_per_node_ratio_per_size"] is None
     tiny = cli("estimate", "nqueens", 2, "--device", "cpu", check=True)  # no size takes any time: nothing to fit
     assert "no projection: fewer than two of nqueens 1-2 took any kernel time" in tiny.stdout
     for bad in (["nqueens", 0], ["nqueens", 12, "--max-fraction", 2], ["sudoku", 9]):
@@ -81,21 +82,42 @@ def _sized(n: int, seconds: float, nodes: float) -> Estimate:
 def test_a_projection_is_each_sizes_tree_at_the_fitted_cost_of_a_node() -> None:
     """Projected seconds = the size's own estimated nodes x the seconds per estimated node that the fitted
     sizes' drift gives it: a tree whose growth grows is followed (a constant growth of the seconds would not),
-    and a node that gets dearer a size (fc's ~1.08x) compounds."""
+    and a node that gets dearer a size (fc's ~1.05x) compounds."""
     from permenum.jobs.estimate import cost_growth, project
 
     nodes = {20 + k: 1e9 * 9.0 ** k for k in range(4)}  # the fitted sizes: 9x a size
     later = {24: nodes[23] * 9.5, 25: nodes[23] * 9.5 * 10.0, 28: 7.0e18}  # growth that grows
     for drift in (1.0, 1.08):
         fitted = [_sized(n, 2e-12 * drift ** (n - 20) * k, k) for n, k in nodes.items()]
-        assert abs(cost_growth(fitted).ratio / drift - 1) < 1e-9
+        cost = cost_growth(fitted)
+        assert abs(cost.ratio / drift - 1) < 1e-9
         asked: list[int] = []
-        rows = project(fitted, [24, 25, 28], lambda m: asked.append(m) or later[m])
+        rows = project(cost, [24, 25, 28], lambda m: asked.append(m) or later[m])
         assert asked == [24, 25, 28] and [m for m, _, _ in rows] == asked
         for m, k, seconds in rows:
             assert k == later[m] and abs(seconds / (later[m] * 2e-12 * drift ** (m - 20)) - 1) < 1e-9
     # the sizes that took no time are left out of the cost's fit (as of the growth's)
     assert cost_growth([_sized(19, 0.0, 1e8), *fitted]).sizes == (20, 21, 22, 23)
+
+
+def test_the_json_and_the_table_say_what_was_projected(capsys: pytest.CaptureFixture[str]) -> None:
+    """The command's two printers given a trusted fit (on this CPU one takes minutes to sample): each projected
+    size's estimated nodes and seconds, and the drift the projection carries."""
+    from permenum.cli.estimate import _print_growth, _print_json
+    from permenum.jobs.estimate import Growth, cost_growth, project
+
+    fitted = [_sized(20 + k, 2.0 * 9.2 ** k, 1e12 * 9.0 ** k) for k in range(4)]
+    growth = Growth.fit([(e.n, e.device_seconds) for e in fitted])
+    cost = cost_growth(fitted)
+    projected = project(cost, [25, 28], {25: 4e17, 28: 5e20}.__getitem__)
+    _print_json(fitted[-1], 2, growth, fitted[:-1], cost, projected, None)
+    report = json.loads(capsys.readouterr().out)
+    assert abs(report["growth"]["seconds_per_node_ratio_per_size"] / (9.2 / 9.0) - 1) < 1e-9
+    assert report["projected_estimated_nodes"] == {"25": 4e17, "28": 5e20}
+    assert report["projected_device_seconds"] == {str(m): s for m, _, s in projected} and report["projection_unreliable"] is None
+    _print_growth(fitted[-1], 2, growth, fitted[:-1], cost, projected, None)
+    table = capsys.readouterr().out
+    assert f"({cost.ratio:.3f}x a size)" in table and "5.000e+20" in table and "wall on 2" in table
 
 
 def test_a_trees_estimated_nodes_are_its_coarse_pools_cost_estimates() -> None:
@@ -122,9 +144,12 @@ def test_a_growth_fitted_to_milliseconds_or_off_the_trees_growth_is_doubted() ->
     assert doubts(*fitted([2.0 * 6.1 ** k for k in range(4)], tree)) is None  # seconds and nodes alike: trusted
     short = doubts(*fitted([0.004, 0.005, 0.016, 0.065], tree))
     assert short is not None and f"4 sizes of the fit took under {MIN_FIT_SECONDS:g} s of kernel" in short
-    assert "far from the 6.00x of the search tree's estimated nodes" in short
+    assert "the search tree's estimated nodes 6.00x" in short
     slow = doubts(*fitted([MIN_FIT_SECONDS * 2.5 ** k for k in range(4)], tree))
-    assert slow is not None and "size of the fit" not in slow and "its growth 2.50x a size is far from" in slow
+    assert slow is not None and "size of the fit" not in slow and "drift 0.417x a size" in slow
+    dearer = doubts(*fitted([MIN_FIT_SECONDS * (6.0 * 1.13) ** k for k in range(4)], tree))  # past DRIFT_TOLERANCE
+    assert dearer is not None and "drift 1.130x a size" in dearer
+    assert doubts(*fitted([MIN_FIT_SECONDS * (6.0 * 1.11) ** k for k in range(4)], tree)) is None
 
 
 def test_estimate_prints_no_projection_from_a_fit_to_milliseconds(cli) -> None:  # type: ignore[no-untyped-def]

@@ -46,7 +46,8 @@ def _hours(seconds: float) -> str:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the pool's cost walks and of the sample.")
 @click.option("--project/--no-project", default=True, show_default=True,
               help="Also estimate the 3 sizes below N, fit their growth and project the record sizes above N "
-                   "(N-Queens to 28, Costas to 30) on this device.")
+                   "(N-Queens to 28, Costas to 30) on this device: each one's tree estimated on the host (seconds "
+                   "a size) at the fitted seconds per estimated node.")
 @click.option("--json", "as_json", is_flag=True, help="Print the estimate as JSON.")
 def estimate(problem: str, n: int, device: str | None, gpus: int, sample_seconds: float, max_fraction: float,
              kernel: str | None, symmetry: str | None, seed: int, project: bool, as_json: bool) -> None:
@@ -63,17 +64,18 @@ def estimate(problem: str, n: int, device: str | None, gpus: int, sample_seconds
     result = estimate_at(n)
     growth, below = est.growth(result, estimate_at) if project else (None, [])
     doubt = est.doubts(growth, (*below, result)) if growth else None
-    sizes = [m for m in est.PROJECTED.get(result.problem, ()) if m > n] if growth and not doubt else []
-    projected = est.project((*below, result), sizes, lambda m: est.tree_nodes(problem, m, symmetry, seed))
+    cost = est.cost_growth((*below, result)) if growth and not doubt else None
+    sizes = [m for m in est.PROJECTED.get(result.problem, ()) if m > n]
+    projected = est.project(cost, sizes, lambda m: est.tree_nodes(problem, m, symmetry, seed)) if cost else []
     if as_json:
-        _print_json(result, gpus, growth, below, projected, doubt)
+        _print_json(result, gpus, growth, below, cost, projected, doubt)
         return
     _print_estimate(result, gpus)
     if project:
-        _print_growth(result, gpus, growth, below, projected, doubt)
+        _print_growth(result, gpus, growth, below, cost, projected, doubt)
 
 
-def _print_json(result: "Estimate", gpus: int, growth: "Growth | None", below: list["Estimate"],
+def _print_json(result: "Estimate", gpus: int, growth: "Growth | None", below: list["Estimate"], cost: "Growth | None",
                 projected: list[tuple[int, float, float]], doubt: str | None) -> None:
     out.print_json(json.dumps({
         "problem": result.problem, "n": result.n, "symmetry": result.symmetry, "device": result.device,
@@ -86,7 +88,9 @@ def _print_json(result: "Estimate", gpus: int, growth: "Growth | None", below: l
             "device_seconds": {str(e.n): e.device_seconds for e in (*below, result)},
             "fitted_sizes": list(growth.sizes), "ratio_per_size": growth.ratio,
             "estimated_nodes": {str(e.n): e.estimated_total for e in (*below, result)},
-            "seconds_per_estimated_node": {str(e.n): e.seconds_per_node for e in (*below, result)}},
+            "seconds_per_estimated_node": {str(e.n): e.seconds_per_node for e in (*below, result)},
+            # the drift a size of those seconds per node, fitted: what the projection carries (None: unreliable)
+            "seconds_per_node_ratio_per_size": None if cost is None else cost.ratio},
         # each projected size: its tree's estimated nodes and their predicted kernel seconds ({} when unreliable)
         "projected_estimated_nodes": {str(k): nodes for k, nodes, _ in projected},
         "projected_device_seconds": {str(k): v for k, _, v in projected},
@@ -112,7 +116,7 @@ def _print_estimate(result: "Estimate", gpus: int) -> None:
 
 
 def _print_growth(result: "Estimate", gpus: int, growth: "Growth | None", below: list["Estimate"],
-                  projected: list[tuple[int, float, float]], doubt: str | None) -> None:
+                  cost: "Growth | None", projected: list[tuple[int, float, float]], doubt: str | None) -> None:
     """The sizes below N, their fitted growth, and the record sizes above N projected (jobs.estimate.project):
     none, and why, where the fit is not to be trusted (jobs.estimate.doubts)."""
     sizes = f"{result.problem} {below[0].n if below else result.n}-{result.n}"
@@ -124,13 +128,10 @@ def _print_growth(result: "Estimate", gpus: int, growth: "Growth | None", below:
     if doubt:
         out.print(f"no projection: unreliable, as {doubt}; estimate a larger N", markup=False)
         return
-    if not projected:
+    if not projected or cost is None:
         return
-    from permenum.jobs.estimate import cost_growth
-
-    cost = cost_growth((*below, result)).ratio
     table = Table(title=f"projected on {result.device}: each size's estimated nodes at the seconds per node of "
-                        f"{sizes} ({cost:.3f}x a size)")
+                        f"{sizes} ({cost.ratio:.3f}x a size)")
     table.add_column("N", justify="right")
     table.add_column("estimated nodes", justify="right")
     table.add_column("device-hours", justify="right")
