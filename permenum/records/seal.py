@@ -1,6 +1,7 @@
 """The records' sealed JSON, in one place: each record file holds its content's canonical JSON with the
 sha256 of it beside (``sha256``), written atomically, and is read back only when that seal matches and its
-format is the one this permenum reads -- a damaged or edited file is refused in one line instead of counted."""
+format is the one this permenum reads -- a damaged or edited file is refused in one line instead of counted.
+(The data files a record names with their sha256 -- partitions, solutions -- are read through permenum.sealed.)"""
 
 from __future__ import annotations
 
