@@ -45,3 +45,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture
 def cli():  # type: ignore[no-untyped-def]
     return run_cli
+
+
+@pytest.fixture(scope="session", autouse=True)
+def fork_server() -> None:
+    """The in-process flows' worker and device processes forked from a server that imported their modules once,
+    as every counting command starts one (children.start_early): spawned afresh instead, each paid its
+    interpreter and imports again (N-Queens 1-13 through run_local with two workers: 16.8 s, 8.2 s so)."""
+    from permenum.cli.runner import WORKERS
+    from permenum.jobs.counting.children import start_early
+
+    start_early([WORKERS])
