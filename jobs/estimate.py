@@ -204,7 +204,8 @@ def cost_growth(fitted: Sequence[Estimate]) -> Growth:
 def tree_nodes(problem_name: str, n: int, symmetry: str | None, seed: int) -> float:
     """The estimated nodes of size n's whole tree: its coarse pool's cost estimates, summed (host work only:
     3-4 s for N-Queens 23-28, 9-13 s for Costas 24-30 on a 2-core EPYC)."""
-    return float(np.sum(_pool_of(problem_name, n, symmetry, seed)[3], dtype=np.float64))
+    _, _, _, costs = _pool_of(problem_name, n, symmetry, seed)
+    return float(np.sum(costs, dtype=np.float64))
 
 
 def project(cost: Growth, sizes: Sequence[int], nodes_at: Callable[[int], float]) -> list[tuple[int, float, float]]:
@@ -213,19 +214,19 @@ def project(cost: Growth, sizes: Sequence[int], nodes_at: Callable[[int], float]
     return [(m, nodes, nodes * cost.seconds_at(m)) for m in sizes for nodes in (nodes_at(m),)]
 
 
-def doubts(growth: Growth, fitted: Sequence[Estimate]) -> str | None:
-    """Why a projection from ``fitted`` (the estimates ``growth`` was fitted to) is not to be trusted, in words;
-    None where nothing speaks against it. Sizes under MIN_FIT_SECONDS time launches, not the search, and a cost
-    per estimated node that drifts more than DRIFT_TOLERANCE a size times something else too."""
+def doubts(growth: Growth, cost: Growth, fitted: Sequence[Estimate]) -> str | None:
+    """Why a projection from ``fitted`` (the estimates ``growth`` and ``cost``, cost_growth, were fitted to) is
+    not to be trusted, in words; None where nothing speaks against it. Sizes under MIN_FIT_SECONDS time
+    launches, not the search, and a cost per estimated node that drifts more than DRIFT_TOLERANCE a size times
+    something else too."""
     why = []
     short = [e for e in fitted if e.device_seconds < MIN_FIT_SECONDS]
     if short:
         why.append(f"{plural(len(short), 'size')} of the fit took under {MIN_FIT_SECONDS:g} s of kernel ("
                    + ", ".join(f"{e.n}: {e.device_seconds:.2g} s" for e in short) + "), where launches and timers, "
                    "not the search, set the time")
-    timed = [e for e in fitted if e.device_seconds > 0]
-    drift = cost_growth(timed).ratio if len(timed) >= 2 else None
-    if drift is not None and not 1 / DRIFT_TOLERANCE <= drift <= DRIFT_TOLERANCE:
+    drift = cost.ratio
+    if not 1 / DRIFT_TOLERANCE <= drift <= DRIFT_TOLERANCE:
         why.append(f"the device's seconds per estimated node drift {drift:.3f}x a size over them (the kernel seconds "
                    f"{growth.ratio:.2f}x, the search tree's estimated nodes {growth.ratio / drift:.2f}x), more than the "
                    f"{DRIFT_TOLERANCE:g}x a projection carries")

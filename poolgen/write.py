@@ -348,7 +348,8 @@ def deal_lpt(costs: np.ndarray, parts: int) -> list[np.ndarray]:
         loads[k] = load
     room = np.maximum(0.0, _water_level(loads, float(np.sum(ranked[head:], dtype=np.float64))) - loads)
     rest = np.sort(order[head:])  # in the rows' own (shuffled) order, not by cost: see the docstring
-    middles = np.cumsum(costs[rest].astype(np.float64)) - costs[rest].astype(np.float64) / 2
+    rest_costs = costs[rest].astype(np.float64)
+    middles = np.cumsum(rest_costs) - rest_costs / 2
     label[rest] = np.minimum(np.searchsorted(np.cumsum(room), middles, side="right"), parts - 1)
     ranked_rows = order[np.argsort(label[order], kind="stable")]  # by partition, largest first within each
     return np.split(ranked_rows, np.cumsum(np.bincount(label, minlength=parts))[:-1])

@@ -3,7 +3,6 @@ work and say so, one wording for "not a run directory", and a command layer that
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import click
@@ -13,7 +12,6 @@ import pytest
 from permenum.cli import options
 from permenum.cli.app import COMMANDS, cli
 
-CLI_DIR = Path(__file__).resolve().parents[1] / "permenum" / "cli"
 
 
 def _commands() -> list[click.Command]:
@@ -141,25 +139,3 @@ def test_one_wording_for_not_a_run_directory(tmp_path: Path, cli, command: list[
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines() == [f"error: {tmp_path / 'nothing here'} is not a run directory: it has no "
                                                 "manifest.json (`permenum pool` writes one)"]
-
-
-def _imports(path: Path) -> set[str]:
-    """The permenum.cli modules a module imports (at any depth of its code)."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("permenum.cli."):
-            found.add(node.module.removeprefix("permenum.cli."))
-        elif isinstance(node, ast.Import):
-            found |= {a.name.removeprefix("permenum.cli.") for a in node.names if a.name.startswith("permenum.cli.")}
-    return found
-
-
-def test_the_command_layer_imports_only_downward() -> None:
-    layers = {"common": 0, "options": 1, "runner": 2, "app": 4}  # every command module is layer 3
-    modules = {p.stem: p for p in CLI_DIR.glob("*.py") if p.stem not in ("__init__", "__main__")}
-    assert {"common", "options", "runner", "app", "pool", "run", "collect", "verify"} <= set(modules)
-    for name, path in modules.items():
-        level = layers.get(name, 3)
-        for imported in _imports(path):
-            assert layers.get(imported, 3) < level, f"permenum.cli.{name} imports permenum.cli.{imported}"
-    assert not any(p.exists() for p in CLI_DIR.parent.glob("cli_*.py"))

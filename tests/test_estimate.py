@@ -134,11 +134,11 @@ def test_a_trees_estimated_nodes_are_its_coarse_pools_cost_estimates() -> None:
 def test_a_growth_fitted_to_milliseconds_or_off_the_trees_growth_is_doubted() -> None:
     """Sizes under MIN_FIT_SECONDS time launches (on this CPU `estimate nqueens 14` fitted 3.22x a size to
     milliseconds and projected N=28 at 123 device-hours); a growth far from the estimated nodes' is doubted too."""
-    from permenum.jobs.estimate import MIN_FIT_SECONDS, Growth, doubts
+    from permenum.jobs.estimate import MIN_FIT_SECONDS, Growth, cost_growth, doubts
 
-    def fitted(seconds: list[float], nodes: list[float]) -> tuple[Growth, list[Estimate]]:
+    def fitted(seconds: list[float], nodes: list[float]) -> tuple[Growth, Growth, list[Estimate]]:
         sized = [_sized(n, s, k) for n, s, k in zip(range(20, 24), seconds, nodes)]
-        return Growth.fit([(e.n, e.device_seconds) for e in sized]), sized
+        return Growth.fit([(e.n, e.device_seconds) for e in sized]), cost_growth(sized), sized
 
     tree = [1e9 * 6.0 ** k for k in range(4)]
     assert doubts(*fitted([2.0 * 6.1 ** k for k in range(4)], tree)) is None  # seconds and nodes alike: trusted

@@ -5,6 +5,7 @@ imports come back to it. Read from the sources (every import, a function's own i
 from __future__ import annotations
 
 import ast
+import functools
 import tomllib
 from pathlib import Path
 
@@ -75,6 +76,7 @@ def _imports(name: str, path: Path, modules: set[str]) -> set[str]:
     return {m for m in out if m in modules and m != name}
 
 
+@functools.cache
 def _graph() -> dict[str, set[str]]:
     sources = _sources()
     return {name: _imports(name, path, set(sources)) for name, path in sources.items()}
@@ -115,3 +117,16 @@ def test_no_module_imports_come_back_to_it() -> None:
         if name not in state:
             walk(name, [name])
     assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_command_layer_imports_only_downward() -> None:
+    """permenum/cli: common, options and runner below the commands, app above them; no command imports
+    another (a command's module is layer 3)."""
+    layers = {"common": 0, "options": 1, "runner": 2, "app": 4}
+    cli = {m.removeprefix("permenum.cli."): deps for m, deps in _graph().items()
+           if m.startswith("permenum.cli.") and m != "permenum.cli.__main__"}
+    assert {"common", "options", "runner", "app", "pool", "run", "collect", "verify"} <= set(cli)
+    for name, deps in cli.items():
+        for imported in (d.removeprefix("permenum.cli.") for d in deps if d.startswith("permenum.cli.")):
+            assert layers.get(imported, 3) < layers.get(name, 3), f"permenum.cli.{name} imports permenum.cli.{imported}"
+    assert not list((ROOT / "permenum").glob("cli_*.py"))  # the single-file commands before permenum/cli/

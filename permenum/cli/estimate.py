@@ -63,8 +63,10 @@ def estimate(problem: str, n: int, device: str | None, gpus: int, sample_seconds
 
     result = estimate_at(n)
     growth, below = est.growth(result, estimate_at) if project else (None, [])
-    doubt = est.doubts(growth, (*below, result)) if growth else None
-    cost = est.cost_growth((*below, result)) if growth and not doubt else None
+    cost = est.cost_growth((*below, result)) if growth else None  # the same sizes as growth's: those that took time
+    doubt = est.doubts(growth, cost, (*below, result)) if growth and cost else None
+    if doubt:
+        cost = None  # nothing is projected from an unreliable fit
     sizes = [m for m in est.PROJECTED.get(result.problem, ()) if m > n]
     projected = est.project(cost, sizes, lambda m: est.tree_nodes(problem, m, symmetry, seed)) if cost else []
     if as_json:
