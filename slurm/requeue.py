@@ -73,14 +73,15 @@ def requeue_self(origin: Origin) -> str:
     SLURM delays a requeued batch job by about two minutes (its BeginTime) so the old one can finish
     cleaning up; this task has already checkpointed and is about to exit, so the delay is lifted
     with ``scontrol update StartTime=now`` (the job still waits for the old step to end). The requeue
-    itself TERMs every process of the element, this task's scontrol children included: the update, run
-    after it, ignores TERM (it failed with exit -15 in 5 of 8 requeues after USR1 when it did not). An
-    element that is already requeued (an administrator's ``scontrol requeue``, a preemption that
-    requeues) is left as it is.
+    itself TERMs every process of the element, this task's scontrol children included, so both commands
+    ignore TERM: the update failed with exit -15 in 5 of 8 requeues after USR1 when it did not, and the
+    requeue itself, TERMed before its answer came back, read as "requeued already" and left the delay
+    (a CI run under load, 2026-11-28). An element that is already requeued (an administrator's
+    ``scontrol requeue``, a preemption that requeues) is left as it is.
     """
     job = _job(origin)
     try:
-        run(["scontrol", "requeue", job])
+        run(["scontrol", "requeue", job], outlive_term=True)
     except SlurmCommandError as exc:
         if why_signalled(origin) == "requeued":
             return f"{job} is requeued already"

@@ -55,9 +55,11 @@ def test_every_self_requeue_lifts_slurms_delay(slurm_cluster: cluster.ClusterInf
     target = f"{job}_0"
     out = layout.logs_dir / f"{job}_0.out"
     for k in range(1, 4):
-        _wait_for(lambda: len(re.findall(r"pid \d+: attempt \d+:", _log(layout))) >= k, f"attempt {k}", 180)
+        _wait_for(lambda: len(re.findall(r"pid \d+: attempt \d+:", _log(layout))) >= k, f"attempt {k}", 180,
+                  said=lambda: _log(layout))
         slurm(slurm_cluster, "scancel", "--batch", "--signal=USR1", target)
-        _wait_for(lambda: out.exists() and out.read_text().count(f"requeued {target}") >= k, f"requeue {k}", 60)
+        _wait_for(lambda: out.exists() and out.read_text().count(f"requeued {target}") >= k, f"requeue {k}", 60,
+                  said=lambda: (out.read_text() if out.exists() else "(no output yet)") + _log(layout))
     slurm(slurm_cluster, "scancel", str(job))
     wait_idle(cli, slurm_cluster, layout.root)
     said = out.read_text()

@@ -14,6 +14,7 @@ import re
 import signal
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -45,14 +46,17 @@ def _log(layout: RunLayout) -> str:
     return path.read_text() if path.exists() else ""
 
 
-def _wait_for(predicate, what: str, deadline_s: float = 120.0) -> Any:  # type: ignore[no-untyped-def]
+def _wait_for(predicate, what: str, deadline_s: float = 120.0,  # type: ignore[no-untyped-def]
+              said: Callable[[], str] | None = None) -> Any:
+    """Poll ``predicate`` until it holds; on timeout fail with the tail of what ``said`` returns (the job's
+    output), so a failure on a machine we cannot log into still says what the task did."""
     deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(0.2)
-    pytest.fail(f"timed out waiting for {what}")
+    pytest.fail(f"timed out waiting for {what}" + (f"; it said:\n{said()[-3000:]}" if said else ""))
 
 
 def _finish_exact(cli, info: cluster.ClusterInfo, layout: RunLayout,  # type: ignore[no-untyped-def]
@@ -68,7 +72,8 @@ def _submitted_and_checkpointed(cli, info: cluster.ClusterInfo, run: Path) -> tu
     """One partition submitted in 1-second chunks, running, with a first checkpoint behind it."""
     layout = _pool(cli, run)
     cli("submit", layout.root, "--chunk-seconds", "1", env=_job_env(info), check=True)
-    _wait_for(lambda: layout.checkpoint_file(0).exists() and "attempt 1" in _log(layout), "a first checkpoint")
+    _wait_for(lambda: layout.checkpoint_file(0).exists() and "attempt 1" in _log(layout), "a first checkpoint",
+              said=lambda: _log(layout))
     time.sleep(1.5)
     return layout, int(submissions(layout.root)[0]["job_id"])
 
@@ -113,10 +118,11 @@ def test_repeated_usr1_interruptions_stay_exact(slurm_cluster: cluster.ClusterIn
     for k in range(1, 6):
         # the k-th attempt is running and has finished at least one chunk of its own
         _wait_for(lambda: len(re.findall(r"pid \d+: attempt \d+:", _log(layout))) >= k,
-                  f"attempt {k} to start", 180)
+                  f"attempt {k} to start", 180, said=lambda: _log(layout))
         time.sleep(1.5)
         slurm(slurm_cluster, "scancel", "--batch", "--signal=USR1", target)
-        _wait_for(lambda: _log(layout).count("stopping at state") >= k, f"interruption {k} to checkpoint", 60)
+        _wait_for(lambda: _log(layout).count("stopping at state") >= k, f"interruption {k} to checkpoint", 60,
+                  said=lambda: _log(layout))
     record = _finish_exact(cli, slurm_cluster, layout, n=LONG_N)
     log = _log(layout)
     assert log.count("stopping at state") >= 5 and log.count("resuming from checkpoint") >= 5, log
@@ -157,7 +163,8 @@ def test_preemption_checkpoints_and_the_requeued_task_resumes(slurm_cluster: clu
     cli("pool", "nqueens", 18, run, "--num-partitions", 1, check=True)
     layout = RunLayout(run)
     cli("submit", run, "--chunk-seconds", "2", env=_job_env(slurm_cluster), check=True)
-    _wait_for(lambda: layout.checkpoint_file(0).exists() and "attempt 1" in _log(layout), "a first checkpoint")
+    _wait_for(lambda: layout.checkpoint_file(0).exists() and "attempt 1" in _log(layout), "a first checkpoint",
+              said=lambda: _log(layout))
     job = int(submissions(run)[0]["job_id"])
     slurm(slurm_cluster, "sbatch", "--parsable", "-p", "urgent", "--exclusive", "-o", str(tmp_path / "urgent.out"),
           "--wrap", "sleep 2")
