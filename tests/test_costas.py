@@ -25,29 +25,33 @@ from permenum.solver.opencl import device_context
 from tests.conftest import published
 
 
-def _flow(root: Path, n: int, partitions: int, symmetry: str | None = None) -> int | None:
+def _flow(root: Path, n: int, partitions: int, symmetry: str | None = None, workers: int = 1) -> int | None:
+    """Pool, the local executor, collect: one worker on the whole CPU runs its tasks in this process; two
+    workers on two sub-devices run a process each (about 0.4 s a run here, tests/test_nqueens_flow.py)."""
     layout = RunLayout(root)
     try:
         write_pool(layout, PoolSettings("costas", n, partitions, target_states=200, seed=n, symmetry=symmetry))
     except UserError as exc:
         assert "partitions but the pool has only" in str(exc) and not layout.manifest.exists()
         return None
-    assert not run_local(layout, workers=2, options=TaskOptions(device="cpu/2"), show_progress=False).failed
+    device = "cpu" if workers == 1 else f"cpu/{workers}"
+    summary = run_local(layout, workers=workers, options=TaskOptions(device=device), show_progress=False)
+    assert not summary.failed and sorted(summary.ran) == list(range(partitions))
     c = collect(layout)
     assert c.complete and c.total == published("costas_total", n), (n, c.total)
     assert c.classes == published("costas_classes", n), (n, c.classes)
     return c.total
 
 
-@pytest.mark.parametrize("partitions", [1, 3, 7])
-def test_exact_totals_and_classes_1_to_13(tmp_path: Path, partitions: int) -> None:
-    done = [n for n in range(1, 14) if _flow(tmp_path / str(n), n, partitions) is not None]
+@pytest.mark.parametrize("partitions, workers", [(1, 1), (3, 2), (7, 1)])
+def test_exact_totals_and_classes_1_to_13(tmp_path: Path, partitions: int, workers: int) -> None:
+    done = [n for n in range(1, 14) if _flow(tmp_path / str(n), n, partitions, workers=workers) is not None]
     assert done == list(range(1, 14)) if partitions == 1 else len(done) >= 9
 
 
 def test_symmetry_reduction_equals_the_full_search(tmp_path: Path) -> None:
     """The unreduced search through the flow gives the published totals and classes for every n up to 12, as
-    the weighted canonical one does in test_exact_totals_and_classes_1_to_13[1] (the same flows, not run twice)."""
+    the weighted canonical one does in test_exact_totals_and_classes_1_to_13[1-1] (the same flows, not run twice)."""
     for n in range(1, 13):
         assert _flow(tmp_path / f"full{n}", n, 1, symmetry="none") == published("costas_total", n)
 

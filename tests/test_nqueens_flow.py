@@ -25,15 +25,21 @@ KERNEL_MODES = [(kernel, symmetry) for kernel, spec in VARIANTS.items()
                 for symmetry in (TOP_DOWN if spec.private else ("edges", "dihedral", "mirror", "none"))]
 
 
-# Every kernel in every mode through the whole flow at 3 partitions; 1 and 7 partitions (what a pool cuts
-# differently) in every mode with the CPU's default kernel. A kernel sees states, never partitions, so the
-# other kernels at 1 and 7 would repeat the same launches (they cost half this file's time).
-FLOW_CASES = [(kernel, symmetry, 3) for kernel, symmetry in KERNEL_MODES] + [
-    ("skip-soa", symmetry, partitions) for symmetry in ("edges", "dihedral", "mirror", "none") for partitions in (1, 7)]
+# Every kernel in every mode through the whole flow (pool, the local executor, collect) at 3 partitions, and
+# the CPU's default kernel at 1 and 7 partitions (what a pool cuts differently: a kernel sees states, never
+# partitions, so the other kernels there would repeat the same launches), each by one worker on the whole
+# CPU, which runs its tasks in the executor's process. Two workers on two sub-devices, each a process of its
+# own that takes partitions from one queue, in every mode at 3 partitions: a worker process's start, about
+# 0.4 s a run here, was two thirds of this file's time when every case paid it 13 times.
+DEFAULT = "skip-soa"  # solver.nqueens.default_variant on a CPU
+FLOW_CASES = [(kernel, symmetry, 3, 1) for kernel, symmetry in KERNEL_MODES] + [
+    (DEFAULT, symmetry, partitions, workers) for symmetry in ("edges", "dihedral", "mirror", "none")
+    for partitions, workers in ((1, 1), (7, 1), (3, 2))]
 
 
-@pytest.mark.parametrize("kernel, symmetry, partitions", FLOW_CASES)
-def test_exact_totals_1_to_13(tmp_path: Path, kernel: str, symmetry: str, partitions: int) -> None:
+@pytest.mark.parametrize("kernel, symmetry, partitions, workers", FLOW_CASES)
+def test_exact_totals_1_to_13(tmp_path: Path, kernel: str, symmetry: str, partitions: int, workers: int) -> None:
+    device = "cpu" if workers == 1 else f"cpu/{workers}"
     checked = 0
     for n in range(1, 14):
         layout = RunLayout(tmp_path / f"n{n}")
@@ -45,8 +51,9 @@ def test_exact_totals_1_to_13(tmp_path: Path, kernel: str, symmetry: str, partit
             assert "partitions but the pool has only" in str(exc)
             assert not layout.manifest.exists()
             continue
-        summary = run_local(layout, workers=2, options=TaskOptions(device="cpu/2", kernel=kernel), show_progress=False)
-        assert not summary.failed
+        summary = run_local(layout, workers=workers, options=TaskOptions(device=device, kernel=kernel),
+                            show_progress=False)
+        assert not summary.failed and sorted(summary.ran) == list(range(partitions))
         c = collect(layout)
         assert c.complete and c.total == published("nqueens_total", n), (n, c.total)
         assert pq.read_table(layout.ledger).num_rows == partitions
@@ -92,8 +99,8 @@ def test_collect_of_an_unfinished_run_is_partial(tmp_path: Path, cli) -> None:  
     """6 of 8 partitions counted: no total line, exit 1, and a ledger whose name, metadata and rows say partial."""
     layout = RunLayout(tmp_path / "run")
     cli("pool", "nqueens", 10, layout.root, "--num-partitions", 8, check=True)
-    for i in range(6):
-        cli("task", layout.root, "--index", i, check=True)
+    assert sorted(run_local(layout, workers=1, options=TaskOptions(device="cpu"), show_progress=False,
+                            shards=list(range(6))).ran) == list(range(6))
     proc = cli("collect", layout.root)
     assert proc.returncode == 1 and not re.search(r"\btotal \d", proc.stdout)
     c = collect(layout)
@@ -106,8 +113,8 @@ def test_collect_of_an_unfinished_run_is_partial(tmp_path: Path, cli) -> None:  
     df = table.to_pandas()  # integers with nulls arrive as nullable integers, not float with NaN
     assert str(df.attempt.dtype) == "Int32" and df.attempt.isna().tolist() == [False] * 6 + [True] * 2
     assert str(df.slurm_job_id.dtype) == "Int64" and str(df.partition.dtype) == "int32"
-    for i in (6, 7):
-        cli("task", layout.root, "--index", i, check=True)
+    cli("task", layout.root, "--index", 6, check=True)
+    cli("task", layout.root, "--index", 7, check=True)
     proc = cli("collect", layout.root, check=True)
     assert f"total {published('nqueens_total', 10)} from 8/8" in proc.stdout
     assert layout.ledger.exists() and not layout.partial_ledger.exists()
@@ -126,5 +133,8 @@ def test_next_partition_starts_while_the_last_chunks_of_one_count(tmp_path: Path
     def stamp(partition: int, line: int) -> dt.datetime:
         return dt.datetime.fromisoformat(layout.task_log(partition).read_text().splitlines()[line].split(" ")[0])
 
-    for i in range(1, 4):
-        assert stamp(i, 0) < stamp(i - 1, -1), i
+    # without the overlap none of the three would start early; with it, a short last chunk (0.3 s) can still
+    # end before a successor slowed by a loaded machine writes its first line (seen once in 30 runs beside
+    # other tests on two cores)
+    early = [i for i in range(1, 4) if stamp(i, 0) < stamp(i - 1, -1)]
+    assert len(early) >= 2, [layout.task_log(i).read_text() for i in range(4)]
