@@ -34,12 +34,19 @@ def run_cli(*args: str | os.PathLike[str], check: bool = False, timeout: float =
     return proc
 
 
+#: The real-cluster tests that wait on requeues and time limits (about two thirds of the real-cluster tests'
+#: time): a group of their own, on a worker and a cluster of their own.
+REQUEUE_FILES = ("test_requeue_slurm.py", "test_claims_slurm.py")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (scripts/test.sh runs a worker a core) every real-cluster test goes to one worker,
-    in file order: they share the session's cluster and its CPUs, and some wait on its time limits."""
+    """Under pytest-xdist (scripts/test.sh) the real-cluster tests go to two workers, in file order, each
+    worker with its own session cluster: those of REQUEUE_FILES to one, the rest to the other. They mostly
+    wait on SLURM; one after another they were 15 of the whole suite's 20 minutes on two cores."""
     for item in items:
         if item.get_closest_marker("slurm"):
-            item.add_marker(pytest.mark.xdist_group("slurm"))
+            group = "slurm-requeue" if item.path.name in REQUEUE_FILES else "slurm"
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture
