@@ -26,7 +26,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from permenum.atomic import write_bytes_atomic
 from permenum.errors import UserError
@@ -128,8 +127,10 @@ def scan_results(layout: RunLayout, manifest: Manifest) -> ResultScan:
         rows = pa.concat_tables([rows, _rows(fresh)])
     if fresh or rows.num_rows != known.num_rows:
         _save(layout, manifest, rows)
-    rows = rows.sort_by("partition")
     done = rows.column("partition").to_pylist()
+    if done != sorted(done):  # sort_by imports pyarrow.compute (35-60 ms of a command's start): only if needed
+        rows = rows.sort_by("partition")
+        done = rows.column("partition").to_pylist()
     return ResultScan(_Records(layout, manifest, done, {p: r for p, (r, _, _) in fresh.items()}), damaged,
                       rows.drop_columns([_DIGEST, _SOLUTIONS]))
 
@@ -154,6 +155,8 @@ def _solutions_sound(layout: RunLayout, rows: pa.Table) -> tuple[pa.Table, dict[
                 broken[p] = str(exc)
     if not broken:
         return rows, {}
+    import pyarrow.compute as pc  # here only: its import is 35-60 ms of every command's start
+
     keep = pc.invert(pc.is_in(rows.column("partition"), pa.array(sorted(broken), pa.int32())))
     return rows.filter(keep), broken
 
