@@ -10,13 +10,13 @@ from click.testing import CliRunner
 import pytest
 
 from permenum.cli import options
-from permenum.cli.app import COMMANDS, cli
+from permenum.cli.app import all_commands, cli
 
 
 
 def _commands() -> list[click.Command]:
     found: list[click.Command] = []
-    for command in COMMANDS:
+    for command in all_commands():
         found += list(command.commands.values()) if isinstance(command, click.Group) else [command]
     return found
 
@@ -28,7 +28,8 @@ def test_every_option_has_help_and_every_command_a_whole_summary() -> None:
 
     def groups(group: click.Group, path: list[str]) -> list[tuple[list[str], click.Group]]:
         """Every group's path from the top: a nested group (`cluster`) lists its commands' summaries too."""
-        nested = [(path + [n], c) for n, c in group.commands.items() if isinstance(c, click.Group)]
+        named = {n: group.get_command(click.Context(group), n) for n in group.list_commands(click.Context(group))}
+        nested = [(path + [n], c) for n, c in named.items() if isinstance(c, click.Group)]
         return [(path, group)] + [g for p, c in nested for g in groups(c, p)]
 
     found = groups(cli, [])
@@ -36,7 +37,8 @@ def test_every_option_has_help_and_every_command_a_whole_summary() -> None:
     for path, group in found:
         listing = CliRunner().invoke(cli, [*path, "--help"], terminal_width=80).output
         commands = listing[listing.index("Commands:"):]
-        assert "..." not in commands and all(name in commands for name in group.commands), (path, commands)
+        assert "..." not in commands and all(name in commands for name in group.list_commands(click.Context(group))), \
+            (path, commands)
 
 
 def test_listed_choices_are_the_registries() -> None:
@@ -80,7 +82,7 @@ def test_every_option_follows_the_one_table_of_names() -> None:
 
 
 def test_the_run_directory_is_the_argument_run_and_n_is_shown_required() -> None:
-    usage = {c.name: c.collect_usage_pieces(click.Context(c)) for c in COMMANDS if not isinstance(c, click.Group)}
+    usage = {c.name: c.collect_usage_pieces(click.Context(c)) for c in all_commands() if not isinstance(c, click.Group)}
     assert usage["pool"][-2:] == ["N", "RUN"]
     assert usage["enumerate"][-1] == usage["search"][-1] == "[RUN]"
     for name in ("run", "task", "submit", "resubmit", "status", "collect", "verify", "report", "arrays", "merge"):
@@ -127,7 +129,7 @@ def test_old_spellings_of_the_sbatch_and_search_options_are_renamed() -> None:
              (["search", "costas", "8", "--run-dir", "R"], "run_dir", "R"),
              (["verify", "R", "--shards", "1,2"], "listed", "1,2"), (["verify", "R", "--partitions", "1"], "listed", "1")]
     for args, name, value in cases:
-        command = group.commands[args[0]]
+        command = group.get_command(click.Context(group), args[0])
         with command.make_context(args[0], args[1:]) as ctx:
             assert ctx.params[name] == value, (args, ctx.params)
 

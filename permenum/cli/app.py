@@ -1,43 +1,55 @@
-"""The `permenum` group: every command added once, and main(), which turns every error into one line.
+"""The `permenum` group: every command named once, and main(), which turns every error into one line.
 
-The top of the command layer: it imports each command's module (permenum/cli/<command>.py), which import
-runner, options and common below them, never each other's.
+The top of the command layer: each command's module (permenum/cli/<module>.py) is imported when that
+command runs (or `--help` lists it), not at every start: importing them all was 70-120 ms of each
+command's start, a SLURM task's included. They import runner, options and common below them, never each
+other's.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 
 import click
 
-from permenum.cli.cluster import cluster
-from permenum.cli.collect import arrays, collect_cmd
 from permenum.cli.common import EXIT_OS, EXIT_USAGE, err
-from permenum.cli.enumerate import enumerate
-from permenum.cli.estimate import estimate
-from permenum.cli.pool import pool
-from permenum.cli.report import report
-from permenum.cli.run import run_cmd
-from permenum.cli.search import search, search_task
-from permenum.cli.sites import merge, same_pool
-from permenum.cli.status import status
-from permenum.cli.submit import resubmit, submit
-from permenum.cli.task import task
-from permenum.cli.verify import verify
 from permenum.errors import UserError, one_line
 
-#: In the order a run meets them: `permenum --help` lists them so.
-COMMANDS = (pool, same_pool, run_cmd, enumerate, task, submit, status, resubmit, merge, collect_cmd, verify, report,
-            arrays, estimate, search, search_task, cluster)
+#: Each command's name, the module of permenum/cli/ that defines it, and the function's name there; in the
+#: order a run meets them: `permenum --help` lists them so.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "pool": ("pool", "pool"), "same-pool": ("sites", "same_pool"), "run": ("run", "run_cmd"),
+    "enumerate": ("enumerate", "enumerate"), "task": ("task", "task"), "submit": ("submit", "submit"),
+    "status": ("status", "status"), "resubmit": ("submit", "resubmit"), "merge": ("sites", "merge"),
+    "collect": ("collect", "collect_cmd"), "verify": ("verify", "verify"), "report": ("report", "report"),
+    "arrays": ("collect", "arrays"), "estimate": ("estimate", "estimate"), "search": ("search", "search"),
+    "search-task": ("search", "search_task"), "cluster": ("cluster", "cluster"),
+}
 
 
-class InOrder(click.Group):
+class Commands(click.Group):
+    """The commands of COMMANDS, each imported on first use."""
+
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return [c.name for c in COMMANDS if c.name]
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module, function = COMMANDS[name]
+        command = getattr(importlib.import_module(f"permenum.cli.{module}"), function)
+        assert isinstance(command, click.Command) and command.name == name, (name, command)
+        return command
 
 
-@click.group(cls=InOrder, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+def all_commands() -> list[click.Command]:
+    """Every command, imported (what a check of the whole command line reads)."""
+    return [command for name in COMMANDS if (command := cli.get_command(click.Context(cli), name)) is not None]
+
+
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="permenum")
 def cli() -> None:
     """Exact, distributed enumeration of N-Queens solutions and Costas arrays.
@@ -45,10 +57,6 @@ def cli() -> None:
     A run is a directory: `pool` writes its partitions, `run` (here) or `submit` (SLURM) counts them,
     `collect` totals and checks them.
     """
-
-
-for _command in COMMANDS:
-    cli.add_command(_command)
 
 
 def _usage_message(exc: click.UsageError) -> str:
