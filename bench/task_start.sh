@@ -16,9 +16,9 @@ clock() { local s=$EPOCHREALTIME; "$@" > /dev/null 2>&1; local e=$EPOCHREALTIME;
 cd /tmp
 python3 -m permenum pool nqueens "$N" $run --num-partitions "$P" > "$out/pool.log" 2>&1
 echo "python3 -c pass: $(clock python3 -c pass) s" | tee -a "$out/table.txt"
-echo "import permenum.cli.app: $(clock python3 -c 'import permenum.cli.app') s" | tee -a "$out/table.txt"
+echo "import permenum.cli.app and .task: $(clock python3 -c 'import permenum.cli.app, permenum.cli.task') s" | tee -a "$out/table.txt"
 echo "permenum --help: $(clock python3 -m permenum --help) s" | tee -a "$out/table.txt"
-python3 -X importtime -c 'import permenum.cli.app' 2> "$out/importtime.txt"
+python3 -X importtime -c 'import permenum.cli.app, permenum.cli.task' 2> "$out/importtime.txt"
 sort -t'|' -k2 -n -r "$out/importtime.txt" | head -15 > "$out/importtime-top.txt"
 python3 - <<'EOF' | tee -a "$out/table.txt"
 import time

@@ -125,12 +125,12 @@ def scan_results(layout: RunLayout, manifest: Manifest) -> ResultScan:
     damaged.update(broken)
     if fresh:
         rows = pa.concat_tables([rows, _rows(fresh)])
-    if fresh or rows.num_rows != known.num_rows:
-        _save(layout, manifest, rows)
     done = rows.column("partition").to_pylist()
     if done != sorted(done):  # sort_by imports pyarrow.compute (35-60 ms of a command's start): only if needed
         rows = rows.sort_by("partition")
         done = rows.column("partition").to_pylist()
+    if fresh or rows.num_rows != known.num_rows:
+        _save(layout, manifest, rows)  # sorted, so that the next scan need not sort
     return ResultScan(_Records(layout, manifest, done, {p: r for p, (r, _, _) in fresh.items()}), damaged,
                       rows.drop_columns([_DIGEST, _SOLUTIONS]))
 

@@ -48,8 +48,10 @@ def _tables() -> tuple[np.ndarray, np.ndarray]:
     values = np.arange(1 << 16, dtype=np.uint32)
     bits = ((values[:, None] >> np.arange(16, dtype=np.uint32)) & 1).astype(np.uint8)
     select = np.argsort(1 - bits, axis=1, kind="stable").astype(np.uint8)  # set bits first, ascending
-    return bits.sum(axis=1).astype(np.uint8), select
-
+    pop = bits.sum(axis=1).astype(np.uint8)
+    pop.setflags(write=False)
+    select.setflags(write=False)
+    return pop, select
 
 
 def _pick(mask: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -93,6 +95,7 @@ def estimate_costs(problem: Problem, n: int, batch: StateBatch, symmetry: str, p
     chunks = range(-(-len(batch) // per_chunk))
     # numpy leaves the GIL on these array sizes: a GPU node's cores walk chunks side by side
     # at most WALK_THREADS chunks in memory at once, and no more threads than this process may use
+    _tables()  # made here, once, not by each thread that would miss the cache at the same moment
     with ThreadPoolExecutor(max_workers=max(1, min(len(chunks), WALK_THREADS, len(os.sched_getaffinity(0))))) as pool:
         list(pool.map(chunk, chunks))
     return out

@@ -40,9 +40,10 @@ REQUEUE_FILES = ("test_requeue_slurm.py", "test_claims_slurm.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (scripts/test.sh) the real-cluster tests go to two workers, in file order, each
-    worker with its own session cluster: those of REQUEUE_FILES to one, the rest to the other. They mostly
-    wait on SLURM; one after another they were 15 of the whole suite's 20 minutes on two cores."""
+    """Under pytest-xdist (scripts/test.sh) the real-cluster tests form two groups, those of REQUEUE_FILES and
+    the rest, each kept whole on one worker, in file order, with that worker's session cluster; xdist deals
+    the groups like any other work, so they run side by side (as in every run here; not guaranteed). They
+    mostly wait on SLURM: one after another they were 15 of the whole suite's 20 minutes on two cores."""
     for item in items:
         if item.get_closest_marker("slurm"):
             group = "slurm-requeue" if item.path.name in REQUEUE_FILES else "slurm"

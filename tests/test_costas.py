@@ -27,7 +27,7 @@ from tests.conftest import published
 
 def _flow(root: Path, n: int, partitions: int, symmetry: str | None = None, workers: int = 1) -> int | None:
     """Pool, the local executor, collect: one worker on the whole CPU runs its tasks in this process; two
-    workers on two sub-devices run a process each (about 0.4 s a run here, tests/test_nqueens_flow.py)."""
+    workers on two sub-devices run a process each (about 0.5 s a run here, tests/test_nqueens_flow.py)."""
     layout = RunLayout(root)
     try:
         write_pool(layout, PoolSettings("costas", n, partitions, target_states=200, seed=n, symmetry=symmetry))

@@ -62,7 +62,9 @@ def test_interrupted_multi_device_task_resumes_exactly(tmp_path: Path) -> None:
     layout = RunLayout(tmp_path / "run")
     write_pool(layout, PoolSettings("costas", 12, 1, target_states=1 << 15))
     # four attempts of one chunk a device each (each attempt starts two device processes, ~0.8 s here), then one
-    # to the end: each resume takes up the chunks the devices counted ahead of the other
+    # to the end: each resume takes up the chunks the devices counted ahead of the other. (Stopped after every
+    # chunk to the end, the devices' tail of one-state chunks took 23 more attempts; an attempt that ends the
+    # partition while a stop is asked: tests/test_checkpoints.py, refined tasks.)
     stops = 4
     for _ in range(stops):
         with pytest.raises(TaskInterrupted):

@@ -30,7 +30,7 @@ KERNEL_MODES = [(kernel, symmetry) for kernel, spec in VARIANTS.items()
 # partitions, so the other kernels there would repeat the same launches), each by one worker on the whole
 # CPU, which runs its tasks in the executor's process. Two workers on two sub-devices, each a process of its
 # own that takes partitions from one queue, in every mode at 3 partitions: a worker process's start, about
-# 0.4 s a run here, was two thirds of this file's time when every case paid it 13 times.
+# 0.5 s a run here, was two thirds of this file's time when every case paid it 13 times.
 DEFAULT = "skip-soa"  # solver.nqueens.default_variant on a CPU
 FLOW_CASES = [(kernel, symmetry, 3, 1) for kernel, symmetry in KERNEL_MODES] + [
     (DEFAULT, symmetry, partitions, workers) for symmetry in ("edges", "dihedral", "mirror", "none")
@@ -122,8 +122,8 @@ def test_collect_of_an_unfinished_run_is_partial(tmp_path: Path, cli) -> None:  
 
 def test_next_partition_starts_while_the_last_chunks_of_one_count(tmp_path: Path) -> None:
     """One worker, several partitions: each task starts once its predecessor's device holds its last chunk
-    (its log's first line comes before the predecessor's last), so the device does not idle in between;
-    the total stays exact."""
+    (its log's first line comes before the predecessor's last: for at least two of the three, see below),
+    so the device does not idle in between; the total stays exact."""
     layout = RunLayout(tmp_path / "run")
     write_pool(layout, PoolSettings("nqueens", 16, 4))
     summary = run_local(layout, workers=1, show_progress=False)

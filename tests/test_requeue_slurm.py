@@ -13,8 +13,8 @@ import os
 import re
 import signal
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest

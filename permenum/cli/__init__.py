@@ -2,7 +2,7 @@
 
 Layers, each importing only those below it:
 
-- ``app``: the group, every command added once, ``main()`` (every error one line);
+- ``app``: the group, every command named once (each imported when it runs), ``main()`` (every error one line);
 - the commands: ``pool``, ``run``, ``enumerate``, ``task``, ``submit`` (submit, resubmit), ``status``,
   ``collect`` (collect, arrays), ``verify``, ``report``, ``estimate``, ``search`` (search, search-task),
   ``cluster``;
