@@ -139,14 +139,35 @@ def test_ctrl_c_of_local_run_resumes_without_recomputing(tmp_path: Path) -> None
     assert collect(layout).total == published("nqueens_total", 16)
 
 
+def _holds_usr1_unhandled(pid: int) -> bool:
+    """Whether the process's main thread blocks SIGUSR1 while no handler of its own catches it (its SigBlk and
+    SigCgt in /proc): permenum.launch's hold, before the command's handler is in place."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    masks = {line.split(":")[0]: int(line.split()[1], 16) for line in status.splitlines()
+             if line.startswith(("SigBlk:", "SigCgt:"))}
+    bit = 1 << (signal.SIGUSR1 - 1)
+    return bool(masks.get("SigBlk", 0) & bit) and not masks.get("SigCgt", 0) & bit
+
+
 def test_a_signal_in_the_commands_first_instant_stops_the_task_cleanly(tmp_path: Path) -> None:
     """SLURM may signal a (re)started element before `permenum` has imported its libraries: the
-    installed command holds the signal back until its handler is in place (permenum.launch)."""
+    installed command holds the signal back until its handler is in place (permenum.launch). Before the
+    interpreter runs that line, nothing in the process can: the array script ignores USR1 then (`trap ''
+    USR1`, slurm/script.py); so the signal goes once the hold is seen, and then later, while the libraries
+    import (0.4-0.7 s). A fixed 0.1 s after the start once came before the interpreter's first line under the
+    whole suite's load (killed, -10)."""
     layout = _pool(tmp_path / "a", n=12)
     command = Path(sys.executable).with_name("permenum")  # the console script, as the batch script runs it
-    for delay in (0.1, 0.3):  # the interpreter itself starts in about 0.03 s; the libraries take 0.4-0.7 s
+    for delay in (0.0, 0.2):
         proc = subprocess.Popen([str(command), "task", str(layout.root), "--index", "0"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while not (held := _holds_usr1_unhandled(proc.pid)) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+        assert held, "the command never held USR1 back before its handler"  # it ended, or 30 s passed
         time.sleep(delay)
         proc.send_signal(signal.SIGUSR1)
         _, err = proc.communicate(timeout=120)
