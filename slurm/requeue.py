@@ -76,8 +76,8 @@ def requeue_self(origin: Origin) -> str:
     itself TERMs every process of the element, this task's scontrol children included, so both commands
     ignore TERM: the update failed with exit -15 in 5 of 8 requeues after USR1 when it did not, and the
     requeue itself, TERMed before its answer came back, would read as "requeued already" and leave the
-    delay (the likely cause of a CI failure under load on 2026-11-28, not reproduced here). An element that is already requeued (an administrator's
-    ``scontrol requeue``, a preemption that requeues) is left as it is.
+    delay (the likely cause of a CI failure under load on 2026-11-28, not reproduced here). An element that
+    is already requeued (an administrator's ``scontrol requeue``, a preemption that requeues) is left as it is.
     """
     job = _job(origin)
     try:

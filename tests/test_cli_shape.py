@@ -143,16 +143,21 @@ def test_one_wording_for_not_a_run_directory(tmp_path: Path, cli, command: list[
                                                 "manifest.json (`permenum pool` writes one)"]
 
 
-def test_a_command_imports_only_its_own_module(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+def test_a_command_imports_only_its_own_module(tmp_path: Path) -> None:
     """permenum.cli.app names the commands and imports one when it runs (each command's start was about 100 ms
     longer with all 17 imported); a scan of a run's results in partition order leaves pyarrow.compute (35-60
     ms) unimported."""
     import subprocess
     import sys
 
+    from permenum.jobs.local import run_local
+    from permenum.layout import RunLayout
+    from permenum.poolgen.write import PoolSettings, write_pool
+    from permenum.task_options import TaskOptions
+
     run = tmp_path / "run"
-    cli("pool", "nqueens", 6, run, "--num-partitions", 2, check=True)
-    cli("run", run, check=True)
+    write_pool(RunLayout(run), PoolSettings("nqueens", 6, 2))
+    assert not run_local(RunLayout(run), 1, TaskOptions(device="cpu"), show_progress=False).failed
     code = ("import sys\n"
             "from permenum.without_pandas import WithoutPandas\n"
             "sys.meta_path.insert(0, WithoutPandas())  # as the command's process (permenum.launch)\n"

@@ -2,8 +2,8 @@
 
 The top of the command layer: each command's module (permenum/cli/<module>.py) is imported when that
 command runs (or `--help` lists it), not at every start: importing them all was about 100 ms of each
-command's start, a SLURM task's included (this module: 205-237 ms, now 112 ms, on a 2-core machine). They import runner, options and common below them, never each
-other's.
+command's start, a SLURM task's included (this module: 205-237 ms, now 112 ms, on a 2-core machine).
+They import runner, options and common below them, never each other's.
 """
 
 from __future__ import annotations
