@@ -26,4 +26,7 @@ if [ ${#pkgs[@]} -gt 0 ]; then
 fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extra]"
+# An editable install leaves the package uncompiled, and with PYTHONDONTWRITEBYTECODE set (as in many
+# containers) every command compiled its modules again: about 0.1 s of each start, a SLURM task's included
+.venv/bin/python -m compileall -q permenum poolgen solver jobs checkpoints slurm >/dev/null
 echo "install.sh: permenum installed in $(pwd)/.venv ($extra)" >&2

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from permenum.known import known
+from tests.command_fork import run_command
 from tests.slurm_fixture import slurm_cluster, wide_slurm_cluster  # noqa: F401  (re-exported fixtures)
 
 SHARED_COUNTS = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "known_counts.json"
@@ -26,9 +27,10 @@ def published(series: str, n: int) -> int:
 
 
 def run_cli(*args: str | os.PathLike[str], check: bool = False, timeout: float = 600, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the real ``permenum`` command (same interpreter), capturing output."""
+    """Run the real ``permenum`` command (same interpreter), capturing output, in a process of its own forked
+    from this test process's command server (tests/command_fork.py)."""
     cmd = [sys.executable, "-m", "permenum", *map(str, args)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
+    proc = run_command(cmd[3:], {**os.environ, **(env or {})}, timeout)
     if check and proc.returncode != 0:
         raise AssertionError(f"{cmd} exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
     return proc
