@@ -28,5 +28,5 @@ fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extra]"
 # An editable install leaves the package uncompiled, and with PYTHONDONTWRITEBYTECODE set (as in many
 # containers) every command compiled its modules again: about 0.1 s of each start, a SLURM task's included
-.venv/bin/python -m compileall -q permenum poolgen solver jobs checkpoints slurm >/dev/null
+.venv/bin/python -m compileall -q permenum poolgen solver jobs checkpoints slurm  # -q: only what fails
 echo "install.sh: permenum installed in $(pwd)/.venv ($extra)" >&2

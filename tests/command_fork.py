@@ -35,7 +35,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-#: What every command's start imported, each 10-500 ms of it (`python -X importtime -m permenum ...`).
+#: What the commands' starts import, each 10-500 ms of it (`python -X importtime -m permenum ...`).
 PRELOAD = ("numpy", "pyarrow", "pyarrow.parquet", "pyarrow.compute", "pyopencl", "pyopencl.tools", "click",
            "rich.console", "zstandard")
 

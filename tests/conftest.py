@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -29,10 +28,9 @@ def published(series: str, n: int) -> int:
 def run_cli(*args: str | os.PathLike[str], check: bool = False, timeout: float = 600, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run the real ``permenum`` command (same interpreter), capturing output, in a process of its own forked
     from this test process's command server (tests/command_fork.py)."""
-    cmd = [sys.executable, "-m", "permenum", *map(str, args)]
-    proc = run_command(cmd[3:], {**os.environ, **(env or {})}, timeout)
+    proc = run_command([*map(str, args)], {**os.environ, **(env or {})}, timeout)
     if check and proc.returncode != 0:
-        raise AssertionError(f"{cmd} exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+        raise AssertionError(f"{proc.args} exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
     return proc
 
 

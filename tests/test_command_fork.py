@@ -14,9 +14,8 @@ import pytest
 from tests.command_fork import run_command
 
 
-def _fresh(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "permenum", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=300)
+def _fresh(args: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "permenum", *args], capture_output=True, text=True, timeout=300)
 
 
 def test_a_forked_command_says_and_exits_as_one_run_afresh(tmp_path: Path) -> None:
@@ -42,8 +41,13 @@ def test_a_forked_command_counts_in_the_callers_directory_environment_and_umask(
 
 
 def test_a_forked_command_past_its_timeout_is_killed(tmp_path: Path) -> None:
+    """Killed, its claims die with it: a second run counts every partition itself (were the first still
+    counting, its partitions would be left to it and the second would exit incomplete)."""
     run = tmp_path / "run"
     run_command(["pool", "nqueens", "15", str(run)], os.environ, 300)
     with pytest.raises(subprocess.TimeoutExpired):
         run_command(["run", str(run)], os.environ, 0.5)
-    assert not (run / "ledger.parquet").exists()
+    again = run_command(["run", str(run)], os.environ, 300)
+    assert again.returncode == 0 and "left to" not in again.stderr + again.stdout, again.stderr
+    collected = run_command(["collect", str(run)], os.environ, 300)
+    assert collected.returncode == 0 and "published count 2279184" in collected.stdout, collected.stdout
