@@ -12,16 +12,18 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
-import numpy.ma  # noqa: F401  (before any thread converts an array: below)
+import numpy.ma  # noqa: F401  (numpy's lazy submodules that threads use, loaded first: below)
+import numpy.random  # noqa: F401
 import pyarrow as pa
 
 from permenum.errors import UserError
 from permenum.known import known
 
-# pa.array looks up np.ma, which numpy imports on first use. Two threads' first lookups race: CPython marks
-# numpy.ma loaded before it sets numpy's attribute, and a thread that comes between recurses in numpy's
-# __getattr__ until RecursionError (the pool's writer threads, 2026-12-07, numpy 2.4.6, CPython 3.11.7).
-# Every flow that starts threads imports this module first, so numpy.ma is loaded before any of them.
+# numpy imports np.ma (which pa.array looks up) and np.random (the cost walks' generators) on first use.
+# Two threads' first lookups race: CPython marks the submodule loaded before it sets numpy's attribute, and
+# a thread that comes between recurses in numpy's __getattr__ until RecursionError (the pool's writer
+# threads in CI, 2026-12-07, numpy 2.4.6, CPython 3.11.7). Every flow that starts threads imports this
+# module first, so both are loaded before any thread runs.
 
 
 @dataclass
