@@ -33,6 +33,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 #: What the commands' starts import, each 10-500 ms of it (`python -X importtime -m permenum ...`).
@@ -102,9 +103,10 @@ class CommandServer:
 
 
 def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+    """The caller's umask, read from /proc (Linux): setting one to learn the old would leave another thread
+    that creates a file in that instant with the wrong mode."""
+    status = Path("/proc/self/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("Umask:")), 8)
 
 
 def _read_until_closed(out_fd: int, err_fd: int, deadline: float) -> tuple[bytes, bytes]:
